@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the real MCP servers that tests/mcp_client.rs talks to:
+#   - @modelcontextprotocol/server-everything (npm), started with plain `node`
+#   - a Python venv with the PyPI `mcp` SDK, for tests/fixtures/mcp/*.py
+# into $ZP_TEST_DEPS (default: <repo>/target/test-deps). Idempotent: a second run
+# with the same pinned versions does nothing.
+set -euo pipefail
+
+EVERYTHING_VERSION="2026.8.31"
+PY_MCP_VERSION="2.3.0"
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="${ZP_TEST_DEPS:-$repo/target/test-deps}"
+mkdir -p "$deps"
+
+# npm: server-everything, pinned exactly. The stamp file records what is installed.
+node_dir="$deps/node"
+node_stamp="$node_dir/.installed-$EVERYTHING_VERSION"
+if [[ ! -f "$node_stamp" ]]; then
+    command -v node >/dev/null || { echo "mcp-deps: node is required" >&2; exit 1; }
+    rm -rf "$node_dir"
+    mkdir -p "$node_dir"
+    npm install --prefix "$node_dir" --no-audit --no-fund --save-exact \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+    test -f "$node_dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+    touch "$node_stamp"
+fi
+
+# Python: a venv with the MCP SDK, pinned exactly.
+venv="$deps/venv"
+py_stamp="$venv/.installed-mcp-$PY_MCP_VERSION"
+if [[ ! -f "$py_stamp" ]]; then
+    python="${PYTHON:-python3}"
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION"
+    "$venv/bin/python" -c 'from mcp.server.mcpserver import MCPServer'
+    touch "$py_stamp"
+fi
+
+echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION)"

@@ -1,0 +1,262 @@
+//! The functions zero-policy adds to CEL: `glob`, `path_clean`, `path_under`,
+//! `shell_parses`, `shell_commands`, and a `matches` whose literal regexes are
+//! compiled once at load.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cel::extractors::This;
+use cel::{Context, ExecutionError, FunctionContext, Value};
+use globset::{GlobBuilder, GlobMatcher};
+use regex::Regex;
+
+use super::shell;
+
+/// The hidden variable holding `session.workspace`, for `path_under`.
+pub(crate) const WORKSPACE_VAR: &str = "zp__workspace";
+
+/// The names of the functions this module adds.
+pub const FUNCTIONS: &[&str] = &[
+    "glob",
+    "path_clean",
+    "path_under",
+    "shell_parses",
+    "shell_commands",
+    "matches",
+];
+
+/// Globs and regexes compiled at load time, looked up by their source text.
+///
+/// Patterns that are not literals in an expression are compiled when called.
+#[derive(Debug, Default)]
+pub struct PatternCache {
+    globs: HashMap<String, GlobMatcher>,
+    regexes: HashMap<String, Regex>,
+}
+
+impl PatternCache {
+    /// Compiles a glob pattern for paths and keeps it.
+    ///
+    /// # Errors
+    /// The pattern does not compile.
+    pub fn add_glob(&mut self, pattern: &str) -> Result<(), globset::Error> {
+        if !self.globs.contains_key(pattern) {
+            let m = compile_path_glob(pattern)?;
+            self.globs.insert(pattern.to_string(), m);
+        }
+        Ok(())
+    }
+
+    /// Compiles a regex and keeps it.
+    ///
+    /// # Errors
+    /// The pattern does not compile.
+    pub fn add_regex(&mut self, pattern: &str) -> Result<(), regex::Error> {
+        if !self.regexes.contains_key(pattern) {
+            let r = Regex::new(pattern)?;
+            self.regexes.insert(pattern.to_string(), r);
+        }
+        Ok(())
+    }
+}
+
+/// Compiles a glob for paths: `*` stays inside one segment, `**` crosses them.
+///
+/// # Errors
+/// The pattern does not compile.
+pub fn compile_path_glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
+    Ok(GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()?
+        .compile_matcher())
+}
+
+/// Lexical path normalisation: `.` and `..` folded, repeated `/` merged, no
+/// file system access. `..` above the root of an absolute path stays at the root.
+#[must_use]
+pub fn path_clean(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// `path` lies inside `dir` (or is `dir`), both cleaned; relative paths are
+/// taken from `workspace`.
+#[must_use]
+pub fn path_under(path: &str, dir: &str, workspace: &str) -> bool {
+    let abs = |p: &str| {
+        if p.starts_with('/') {
+            path_clean(p)
+        } else {
+            path_clean(&format!("{workspace}/{p}"))
+        }
+    };
+    let (p, d) = (abs(path), abs(dir));
+    if d == "/" {
+        return p.starts_with('/');
+    }
+    p == d || p.strip_prefix(&d).is_some_and(|rest| rest.starts_with('/'))
+}
+
+fn fn_error(name: &str, message: impl ToString) -> ExecutionError {
+    ExecutionError::function_error(name, message)
+}
+
+/// Registers the functions on a root context.
+///
+/// # Errors
+/// A function name clashes with the standard library (a bug).
+pub fn register(ctx: &mut Context<'_, '_>, cache: &Arc<PatternCache>) -> Result<(), String> {
+    let c = Arc::clone(cache);
+    ctx.add_function(
+        "glob",
+        move |pattern: Arc<String>, path: Arc<String>| -> Result<Value, ExecutionError> {
+            if let Some(m) = c.globs.get(pattern.as_str()) {
+                return Ok(Value::Bool(m.is_match(path.as_str())));
+            }
+            let m = compile_path_glob(&pattern).map_err(|e| fn_error("glob", e))?;
+            Ok(Value::Bool(m.is_match(path.as_str())))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+
+    let c = Arc::clone(cache);
+    ctx.add_function(
+        "matches",
+        move |This(this): This<Arc<String>>, re: Arc<String>| -> Result<Value, ExecutionError> {
+            if let Some(r) = c.regexes.get(re.as_str()) {
+                return Ok(Value::Bool(r.is_match(this.as_str())));
+            }
+            let r = Regex::new(&re).map_err(|e| fn_error("matches", e))?;
+            Ok(Value::Bool(r.is_match(this.as_str())))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+
+    ctx.add_function(
+        "path_clean",
+        |path: Arc<String>| -> Result<Value, ExecutionError> {
+            Ok(Value::String(Arc::new(path_clean(&path))))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+
+    ctx.add_function(
+        "path_under",
+        |ftx: &FunctionContext, path: Arc<String>, dir: Arc<String>| -> Result<Value, ExecutionError> {
+            let workspace = match ftx.ptx.get_variable(WORKSPACE_VAR) {
+                Some(v) => match Value::try_from(v.as_ref()) {
+                    Ok(Value::String(s)) => s,
+                    _ => return Err(fn_error("path_under", "session.workspace is not a string")),
+                },
+                None => return Err(fn_error("path_under", "session.workspace is not set")),
+            };
+            Ok(Value::Bool(path_under(&path, &dir, &workspace)))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+
+    ctx.add_function(
+        "shell_parses",
+        |script: Arc<String>| -> Result<Value, ExecutionError> {
+            Ok(Value::Bool(shell::shell_parses(&script)))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+
+    ctx.add_function(
+        "shell_commands",
+        |script: Arc<String>| -> Result<Value, ExecutionError> {
+            let commands =
+                shell::shell_commands(&script).map_err(|e| fn_error("shell_commands", e))?;
+            Ok(Value::List(Arc::new(
+                commands
+                    .into_iter()
+                    .map(|argv| {
+                        Value::List(Arc::new(
+                            argv.into_iter()
+                                .map(|w| Value::String(Arc::new(w)))
+                                .collect(),
+                        ))
+                    })
+                    .collect(),
+            )))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_clean_table() {
+        let cases = [
+            ("/a/b/../c", "/a/c"),
+            ("/a/./b//c/", "/a/b/c"),
+            ("/../..", "/"),
+            ("/", "/"),
+            ("a/../..", ".."),
+            ("", "."),
+            (".", "."),
+            ("./x", "x"),
+            ("a/b/../../..", ".."),
+            ("/repo/../etc/passwd", "/etc/passwd"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(path_clean(input), want, "path_clean({input:?})");
+        }
+    }
+
+    #[test]
+    fn path_under_table() {
+        let ws = "/home/dev/project";
+        let cases = [
+            ("src/main.rs", ws, true),
+            ("/home/dev/project", ws, true),
+            ("/home/dev/project/../other", ws, false),
+            ("../other/file", ws, false),
+            ("/home/dev/projectile/x", ws, false),
+            ("/etc/passwd", "/", true),
+            ("./a/./b", ".", true),
+            ("/tmp/x", "/tmp", true),
+            ("/tmp", "/tmp/x", false),
+        ];
+        for (path, dir, want) in cases {
+            assert_eq!(path_under(path, dir, ws), want, "path_under({path:?}, {dir:?})");
+        }
+    }
+
+    #[test]
+    fn path_glob_keeps_star_in_segment() -> Result<(), globset::Error> {
+        let g = compile_path_glob("/repo/*.rs")?;
+        assert!(g.is_match("/repo/main.rs"));
+        assert!(!g.is_match("/repo/src/main.rs"));
+        let g = compile_path_glob("**/.env*")?;
+        assert!(g.is_match("/repo/.env"));
+        assert!(g.is_match("/repo/a/b/.env.local"));
+        assert!(g.is_match(".env"));
+        assert!(!g.is_match("/repo/env"));
+        Ok(())
+    }
+}

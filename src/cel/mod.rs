@@ -1,0 +1,514 @@
+//! CEL: one environment, expressions compiled and checked at load, and
+//! evaluation against a call's variables.
+//!
+//! Every `when` is compiled once. Static checks walk the compiled tree:
+//! unknown variables and functions are load errors, literal `glob` and
+//! `matches` patterns are compiled into a [`PatternCache`], and the `args.X`
+//! reads are recorded for `lint`.
+
+pub mod functions;
+#[path = "/tmp/shell_tmp.rs"]
+pub mod shell;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
+use cel::{Context, Env, ExecutionError, Program, Value};
+
+pub use functions::PatternCache;
+
+/// The variables an expression may read.
+pub const VARIABLES: &[&str] = &["tool", "args", "session"];
+
+/// Standard CEL and strings-extension function names accepted in expressions.
+const STANDARD_FUNCTIONS: &[&str] = &[
+    "size",
+    "contains",
+    "startsWith",
+    "endsWith",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bool",
+    "bytes",
+    "type",
+    "dyn",
+    "max",
+    "min",
+    "has",
+    "all",
+    "exists",
+    "exists_one",
+    "map",
+    "filter",
+    "charAt",
+    "indexOf",
+    "lastIndexOf",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "replace",
+    "split",
+    "substring",
+    "join",
+    "format",
+    "reverse",
+    "strings.quote",
+    "optional.of",
+    "optional.none",
+    "optional.ofNonZeroValue",
+    "hasValue",
+    "value",
+    "orValue",
+    "or",
+];
+
+/// A problem with an expression, placed by a byte range inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExprError {
+    /// What kind of problem.
+    pub kind: ExprErrorKind,
+    /// The message.
+    pub message: String,
+    /// Byte range inside the expression source.
+    pub start: usize,
+    /// End of the byte range (exclusive).
+    pub end: usize,
+}
+
+/// The kinds of [`ExprError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExprErrorKind {
+    /// The expression does not parse.
+    Syntax,
+    /// An unknown variable.
+    UnknownVariable,
+    /// An unknown function.
+    UnknownFunction,
+    /// A literal glob that does not compile.
+    InvalidGlob,
+    /// A literal regex that does not compile.
+    InvalidRegex,
+}
+
+/// One `args.X` read in an expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgRead {
+    /// The first key after `args`.
+    pub key: String,
+    /// Byte range inside the expression.
+    pub start: usize,
+    /// End of the byte range (exclusive).
+    pub end: usize,
+}
+
+/// A compiled, checked expression.
+#[derive(Debug)]
+pub struct Expression {
+    /// The source text.
+    pub source: String,
+    program: Program,
+    /// Every `args.X` read that is not a `has()` test.
+    pub arg_reads: Vec<ArgRead>,
+    /// Keys guarded by `has(args.X)` or `args.?X` somewhere in the expression.
+    pub guarded: BTreeSet<String>,
+    /// Literal glob patterns (already compiled into the shared cache).
+    pub globs: Vec<String>,
+    /// Literal regex patterns (already compiled into the shared cache).
+    pub regexes: Vec<String>,
+}
+
+/// The CEL environment shared by every expression.
+#[derive(Clone)]
+pub struct CelEnv {
+    env: Arc<Env>,
+}
+
+impl std::fmt::Debug for CelEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CelEnv")
+    }
+}
+
+impl Default for CelEnv {
+    fn default() -> Self {
+        CelEnv::new()
+    }
+}
+
+impl CelEnv {
+    /// The standard library plus the strings extension.
+    #[must_use]
+    pub fn new() -> CelEnv {
+        let mut env = Env::stdlib();
+        // INVARIANT: the strings extension declares no name the stdlib has.
+        let _ = env.add_extension(cel::extensions::strings);
+        CelEnv { env: Arc::new(env) }
+    }
+
+    /// Compiles and checks one expression. Literal patterns are compiled into `cache`.
+    ///
+    /// # Errors
+    /// Every problem found, each placed inside the source.
+    pub fn compile(
+        &self,
+        source: &str,
+        cache: &mut PatternCache,
+    ) -> Result<Expression, Vec<ExprError>> {
+        let program = match self.env.compile(source) {
+            Ok(p) => p,
+            Err(errs) => {
+                return Err(errs
+                    .errors
+                    .iter()
+                    .map(|e| {
+                        let start = char_pos_to_byte(source, e.pos.0.max(1) as usize, e.pos.1.max(0) as usize);
+                        let end = next_char_boundary(source, start);
+                        ExprError {
+                            kind: ExprErrorKind::Syntax,
+                            message: e.msg.clone(),
+                            start,
+                            end,
+                        }
+                    })
+                    .collect());
+            }
+        };
+        let mut walk = Walk::default();
+        walk.expr(program.expression(), &mut Vec::new());
+        let range = |id: u64| -> (usize, usize) {
+            match program.source_info().offset_for(id) {
+                Some((a, b)) => {
+                    let a = a as usize;
+                    let b = (b as usize).max(a);
+                    (a.min(source.len()), next_char_boundary(source, b.min(source.len())))
+                }
+                None => (0, source.len()),
+            }
+        };
+        let mut errors = Vec::new();
+        for (name, id) in &walk.idents {
+            if !VARIABLES.contains(&name.as_str()) {
+                let (start, end) = range(*id);
+                errors.push(ExprError {
+                    kind: ExprErrorKind::UnknownVariable,
+                    message: format!(
+                        "unknown variable `{name}`; the variables are `tool`, `args` and `session`"
+                    ),
+                    start,
+                    end: end.max(start + name.len()).min(source.len()),
+                });
+            }
+        }
+        for (name, id) in &walk.calls {
+            if !is_known_function(name) {
+                let (start, end) = range(*id);
+                errors.push(ExprError {
+                    kind: ExprErrorKind::UnknownFunction,
+                    message: format!("unknown function `{name}`"),
+                    start,
+                    end,
+                });
+            }
+        }
+        for (pattern, id) in &walk.globs {
+            if let Err(e) = cache.add_glob(pattern) {
+                let (start, end) = range(*id);
+                errors.push(ExprError {
+                    kind: ExprErrorKind::InvalidGlob,
+                    message: format!("invalid glob `{pattern}`: {}", e.kind()),
+                    start,
+                    end,
+                });
+            }
+        }
+        for (pattern, id) in &walk.regexes {
+            if let Err(e) = cache.add_regex(pattern) {
+                let (start, end) = range(*id);
+                let detail = e.to_string();
+                let last = detail.lines().last().unwrap_or("").trim().to_string();
+                errors.push(ExprError {
+                    kind: ExprErrorKind::InvalidRegex,
+                    message: format!("invalid regex `{pattern}`: {}", last.to_lowercase()),
+                    start,
+                    end,
+                });
+            }
+        }
+        if !errors.is_empty() {
+            errors.sort_by_key(|e| (e.start, e.end));
+            return Err(errors);
+        }
+        let arg_reads = walk
+            .arg_reads
+            .iter()
+            .map(|(key, id)| {
+                let (start, end) = range(*id);
+                ArgRead {
+                    key: key.clone(),
+                    start,
+                    end,
+                }
+            })
+            .collect();
+        Ok(Expression {
+            source: source.to_string(),
+            program,
+            arg_reads,
+            guarded: walk.guarded,
+            globs: walk.globs.into_iter().map(|(p, _)| p).collect(),
+            regexes: walk.regexes.into_iter().map(|(p, _)| p).collect(),
+        })
+    }
+
+    /// A root context with the function library, for one registry.
+    ///
+    /// # Errors
+    /// A function name clashes (a bug, reported rather than panicking).
+    pub fn root_context(&self, cache: &Arc<PatternCache>) -> Result<Context<'static, 'static>, String> {
+        let mut ctx = Context::with_env(Arc::clone(&self.env));
+        functions::register(&mut ctx, cache)?;
+        Ok(ctx)
+    }
+}
+
+/// The values of one call, ready for evaluation.
+#[derive(Debug, Clone)]
+pub struct Vars {
+    /// `tool`.
+    pub tool: Value,
+    /// `args`.
+    pub args: Value,
+    /// `session`.
+    pub session: Value,
+    /// `session.workspace`, for `path_under`.
+    pub workspace: Value,
+}
+
+/// Evaluates expressions for one call: the variables are bound once.
+pub struct Scope<'r> {
+    ctx: Context<'r, 'static>,
+}
+
+impl<'r> Scope<'r> {
+    /// Binds the call's variables under a root context.
+    #[must_use]
+    pub fn new(root: &'r Context<'static, 'static>, vars: &Vars) -> Scope<'r> {
+        let mut ctx = root.new_inner_scope();
+        ctx.add_variable_from_value("tool", vars.tool.clone());
+        ctx.add_variable_from_value("args", vars.args.clone());
+        ctx.add_variable_from_value("session", vars.session.clone());
+        ctx.add_variable_from_value(functions::WORKSPACE_VAR, vars.workspace.clone());
+        Scope { ctx }
+    }
+
+    /// Evaluates a condition; anything but `true`/`false` is an error.
+    ///
+    /// # Errors
+    /// A run-time error, or a result that is not a bool.
+    pub fn eval_bool(&self, expr: &Expression) -> Result<bool, String> {
+        match expr.program.execute(&self.ctx) {
+            Ok(Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(format!(
+                "the expression gave {}, not a bool",
+                describe_value(&other)
+            )),
+            Err(e) => Err(describe_error(&e)),
+        }
+    }
+}
+
+fn describe_value(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Int(i) => format!("the int `{i}`"),
+        Value::UInt(i) => format!("the uint `{i}`"),
+        Value::Float(f) => format!("the double `{f}`"),
+        Value::String(s) => format!("the string `{s}`"),
+        Value::List(_) => "a list".into(),
+        Value::Map(_) => "a map".into(),
+        _ => "a value of another type".into(),
+    }
+}
+
+/// A readable, lowercase message for a CEL run-time error.
+#[must_use]
+pub fn describe_error(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchKey(k) => format!("no such key `{k}`"),
+        ExecutionError::FunctionError { function, message } => {
+            format!("`{function}` failed: {message}")
+        }
+        other => {
+            let s = other.to_string();
+            let mut c = s.chars();
+            match c.next() {
+                Some(first) => first.to_lowercase().chain(c).collect(),
+                None => s,
+            }
+        }
+    }
+}
+
+fn is_known_function(name: &str) -> bool {
+    // Operators and internal helpers are spelled with punctuation: `_==_`, `@in`, `!_`.
+    name.starts_with('_')
+        || name.starts_with('@')
+        || name.starts_with('!')
+        || name.starts_with('-')
+        || STANDARD_FUNCTIONS.contains(&name)
+        || functions::FUNCTIONS.contains(&name)
+}
+
+/// Converts a (1-based line, 1-based char column) into a byte offset.
+fn char_pos_to_byte(source: &str, line: usize, col: usize) -> usize {
+    let mut offset = 0;
+    for (i, l) in source.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            return offset
+                + l.char_indices()
+                    .nth(col.saturating_sub(1))
+                    .map_or(l.trim_end_matches('\n').len(), |(b, _)| b);
+        }
+        offset += l.len();
+    }
+    source.len()
+}
+
+fn next_char_boundary(source: &str, at: usize) -> usize {
+    if at >= source.len() {
+        return source.len();
+    }
+    let mut end = at + 1;
+    while end < source.len() && !source.is_char_boundary(end) {
+        end += 1;
+    }
+    end
+}
+
+#[derive(Default)]
+struct Walk {
+    idents: Vec<(String, u64)>,
+    calls: Vec<(String, u64)>,
+    arg_reads: Vec<(String, u64)>,
+    guarded: BTreeSet<String>,
+    globs: Vec<(String, u64)>,
+    regexes: Vec<(String, u64)>,
+}
+
+fn literal_str(e: &IdedExpr) -> Option<String> {
+    match &e.expr {
+        Expr::Literal(LiteralValue::String(s)) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+fn is_free_args(e: &IdedExpr, bound: &[String]) -> bool {
+    matches!(&e.expr, Expr::Ident(n) if n == "args" && !bound.iter().any(|b| b == "args"))
+}
+
+impl Walk {
+    fn expr(&mut self, e: &IdedExpr, bound: &mut Vec<String>) {
+        match &e.expr {
+            Expr::Unspecified | Expr::Literal(_) => {}
+            Expr::Ident(name) => {
+                if !bound.iter().any(|b| b == name) {
+                    self.idents.push((name.clone(), e.id));
+                }
+            }
+            Expr::Select(sel) => {
+                if is_free_args(&sel.operand, bound) {
+                    if sel.test {
+                        self.guarded.insert(sel.field.clone());
+                    } else {
+                        self.arg_reads.push((sel.field.clone(), e.id));
+                    }
+                }
+                self.expr(&sel.operand, bound);
+            }
+            Expr::Call(call) => {
+                self.calls.push((call.func_name.clone(), e.id));
+                let receiver_args: Vec<&IdedExpr> = call
+                    .target
+                    .as_deref()
+                    .into_iter()
+                    .chain(call.args.iter())
+                    .collect();
+                match call.func_name.as_str() {
+                    "_[_]" | "_?._" | "_[?_]" => {
+                        if let (Some(target), Some(key)) = (receiver_args.first(), receiver_args.get(1))
+                            && is_free_args(target, bound)
+                            && let Some(k) = literal_str(key)
+                        {
+                            if call.func_name == "_[_]" {
+                                self.arg_reads.push((k, e.id));
+                            } else {
+                                self.guarded.insert(k);
+                            }
+                        }
+                    }
+                    "glob" => {
+                        if let Some(p) = receiver_args.first().and_then(|a| literal_str(a)) {
+                            self.globs.push((p, receiver_args[0].id));
+                        }
+                    }
+                    "matches" => {
+                        if let Some(arg) = receiver_args.get(1)
+                            && let Some(p) = literal_str(arg)
+                        {
+                            self.regexes.push((p, arg.id));
+                        }
+                    }
+                    _ => {}
+                }
+                for a in receiver_args {
+                    self.expr(a, bound);
+                }
+            }
+            Expr::Comprehension(c) => {
+                self.expr(&c.iter_range, bound);
+                self.expr(&c.accu_init, bound);
+                let depth = bound.len();
+                bound.push(c.iter_var.clone());
+                if let Some(v2) = &c.iter_var2 {
+                    bound.push(v2.clone());
+                }
+                bound.push(c.accu_var.clone());
+                self.expr(&c.loop_cond, bound);
+                self.expr(&c.loop_step, bound);
+                self.expr(&c.result, bound);
+                bound.truncate(depth);
+            }
+            Expr::List(list) => {
+                for el in &list.elements {
+                    self.expr(el, bound);
+                }
+            }
+            Expr::Map(map) => {
+                for entry in &map.entries {
+                    self.entry(&entry.expr, bound);
+                }
+            }
+            Expr::Struct(s) => {
+                for entry in &s.entries {
+                    self.entry(&entry.expr, bound);
+                }
+            }
+        }
+    }
+
+    fn entry(&mut self, e: &EntryExpr, bound: &mut Vec<String>) {
+        match e {
+            EntryExpr::MapEntry(m) => {
+                self.expr(&m.key, bound);
+                self.expr(&m.value, bound);
+            }
+            EntryExpr::StructField(f) => self.expr(&f.value, bound),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+//! `zero-policy explain`: one call, every step, the matched rules, the decision.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use crate::cli::{EXIT_ERROR, EXIT_OK, Format, Paths, load_registry};
+use crate::dispatch::{Call, Session};
+use crate::model::Scope;
+use crate::output;
+
+/// Show how one call is decided.
+///
+/// Give the call as `--tool NAME --args JSON`, or as a JSON file
+/// `{"tool": ..., "args": {...}, "session": {...}}` with `--call FILE`
+/// (`-` reads standard input). `--session` settings apply on top.
+///
+/// Examples:
+///
+///   zero-policy explain --tool bash --args '{"command": "git status"}'
+///
+///   echo '{"tool":"read_file","args":{"path":".env"}}' | zero-policy explain --call - --format json
+///
+///   zero-policy explain --tool write_file --args '{"path":"/etc/hosts","content":""}' --session workspace=/home/dev/project --session mode=plan
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// The tool's final name.
+    #[arg(long, conflicts_with = "call", required_unless_present = "call")]
+    pub tool: Option<String>,
+    /// The arguments as a JSON object.
+    #[arg(long, value_name = "JSON", requires = "tool")]
+    pub args: Option<String>,
+    /// A JSON file with `{tool, args, session}`; `-` for standard input.
+    #[arg(long, value_name = "FILE")]
+    pub call: Option<PathBuf>,
+    /// Session settings: `mode=plan`, `workspace=/path`, `scopes=read_only,write`, `labels.KEY=VALUE`.
+    #[arg(long = "session", value_name = "KEY=VALUE")]
+    pub session: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// The files to read.
+    #[command(flatten)]
+    pub paths: Paths,
+}
+
+/// Applies one `KEY=VALUE` to a session.
+///
+/// # Errors
+/// An unknown key or a bad value.
+pub fn apply_session(session: &mut Session, kv: &str) -> Result<(), String> {
+    let (key, value) = kv
+        .split_once('=')
+        .ok_or_else(|| format!("`{kv}` is not KEY=VALUE"))?;
+    match key {
+        "mode" => session.mode = value.to_string(),
+        "workspace" => session.workspace = value.to_string(),
+        "scopes" => {
+            let mut scopes = Vec::new();
+            for s in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                scopes.push(Scope::parse(s).ok_or_else(|| {
+                    format!("unknown scope `{s}`; the scopes are `read_only`, `write`, `shell`, `network`")
+                })?);
+            }
+            session.scopes = scopes;
+        }
+        k => match k.strip_prefix("labels.") {
+            Some(label) if !label.is_empty() => {
+                session.labels.insert(label.to_string(), value.to_string());
+            }
+            _ => {
+                return Err(format!(
+                    "unknown session key `{k}`; use `mode`, `workspace`, `scopes` or `labels.NAME`"
+                ));
+            }
+        },
+    }
+    Ok(())
+}
+
+/// Reads the call from the arguments.
+///
+/// # Errors
+/// A message for the user.
+pub fn read_call(args: &Args) -> Result<Call, String> {
+    let mut call = if let Some(path) = &args.call {
+        let text = if path.as_os_str() == "-" {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            s
+        } else {
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?
+        };
+        serde_json::from_str::<Call>(&text).map_err(|e| {
+            format!(
+                "`{}` is not a call `{{\"tool\": ..., \"args\": {{...}}, \"session\": {{...}}}}`: {e}",
+                path.display()
+            )
+        })?
+    } else {
+        let tool = args.tool.clone().unwrap_or_default();
+        let call_args = match &args.args {
+            Some(a) => serde_json::from_str(a).map_err(|e| format!("`--args` is not JSON: {e}"))?,
+            None => serde_json::Value::Object(serde_json::Map::new()),
+        };
+        Call {
+            tool,
+            args: call_args,
+            session: Session::default(),
+        }
+    };
+    for kv in &args.session {
+        apply_session(&mut call.session, kv)?;
+    }
+    Ok(call)
+}
+
+/// Runs the command.
+#[must_use]
+pub fn run(args: &Args) -> u8 {
+    let call = match read_call(args) {
+        Ok(c) => c,
+        Err(e) => {
+            output::error(&e);
+            return EXIT_ERROR;
+        }
+    };
+    let (_policy, registry) = match load_registry(&args.paths) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let evaluation = registry.evaluate(&call);
+    match args.format {
+        Format::Human => output::explain_human(&registry, &call, &evaluation),
+        Format::Json => output::explain_json(&registry, &call, &evaluation),
+    }
+    EXIT_OK
+}

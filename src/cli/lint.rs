@@ -1,0 +1,103 @@
+//! `zero-policy lint`: every check, in the format CI wants.
+
+use crate::cli::{EXIT_ERROR, EXIT_FAIL, EXIT_OK, Paths, load};
+use crate::diagnostic::{self, Code, Severity};
+use crate::output;
+use crate::registry::Registry;
+
+/// Load every file, run every check, print diagnostics.
+///
+/// Exit 0 when there is no error (warnings allowed), 1 on errors (or on
+/// warnings with `--deny-warnings`), 2 when it could not run.
+///
+/// Examples:
+///
+///   zero-policy lint
+///
+///   zero-policy lint --format github --deny-warnings policies/ manifests/
+///
+///   zero-policy lint --explain relax-on-deny
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: LintFormat,
+    /// Fail (exit 1) on warnings too.
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Print what a diagnostic code means and how to fix it, then exit.
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
+    /// The files to read.
+    #[command(flatten)]
+    pub paths: Paths,
+}
+
+/// Output formats of `lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LintFormat {
+    /// miette reports with labels on the exact span, and a summary line.
+    Human,
+    /// One JSON document listing every diagnostic.
+    Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+    /// GitHub Actions workflow commands (`::error file=…`).
+    Github,
+}
+
+/// Runs the command.
+#[must_use]
+pub fn run(args: &Args) -> u8 {
+    if let Some(code) = &args.explain {
+        return match Code::parse(code) {
+            Some(c) => {
+                output::stdout(&format!(
+                    "{} ({}): {}\n",
+                    c.as_str(),
+                    c.severity(),
+                    c.description()
+                ));
+                EXIT_OK
+            }
+            None => {
+                output::error(&format!(
+                    "unknown code `{code}`; the codes are listed in docs/diagnostics.md"
+                ));
+                EXIT_ERROR
+            }
+        };
+    }
+    let loaded = match load(&args.paths) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let mut diags = loaded.diagnostics;
+    if let Some(policy) = &loaded.policy {
+        match Registry::new(policy) {
+            Ok(registry) => diags.extend(crate::lint::check(policy, &registry)),
+            Err(e) => {
+                output::error(&e.to_string());
+                return EXIT_ERROR;
+            }
+        }
+    }
+    diagnostic::sort(&mut diags);
+    match args.format {
+        LintFormat::Human => {
+            output::diagnostics_human(&diags);
+            output::stderr(&format!("{}\n", diagnostic::summary(&diags)));
+        }
+        LintFormat::Json => output::diagnostics_json(&diags),
+        LintFormat::Sarif => output::diagnostics_sarif(&diags),
+        LintFormat::Github => output::diagnostics_github(&diags),
+    }
+    let errors = diags.iter().any(|d| d.severity == Severity::Error);
+    let warnings = diags.iter().any(|d| d.severity == Severity::Warning);
+    if errors || (args.deny_warnings && warnings) {
+        EXIT_FAIL
+    } else {
+        EXIT_OK
+    }
+}

@@ -1,0 +1,128 @@
+//! The command line: one file per subcommand, each with its `Args` and `run`.
+
+pub mod explain;
+pub mod lint;
+pub mod schema;
+pub mod test;
+pub mod tools;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::loader::{self, Loaded};
+use crate::output;
+use crate::policy::Policy;
+use crate::registry::Registry;
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the check failed (lint errors, a failing test).
+pub const EXIT_FAIL: u8 = 1;
+/// Exit code: could not run (bad path, unreadable file, bad arguments, load errors for explain).
+pub const EXIT_ERROR: u8 = 2;
+
+/// A policy-and-manifest engine for coding-agent tool calls.
+///
+/// Manifests (YAML) describe an agent's tools and MCP servers; policies (YAML)
+/// hold CEL rules that may only tighten (`rules:`) or only move prompt to allow
+/// (`relax:`). With no paths, each command reads `policies/` and `manifests/`
+/// under the current folder.
+#[derive(Debug, Parser)]
+#[command(name = "zero-policy", version, about, long_about)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load every file, run every check, print diagnostics (exit 1 on errors).
+    Lint(lint::Args),
+    /// Show how one call is decided, step by step.
+    Explain(explain::Args),
+    /// Run every `tests:` case and every rule example (ends with `N passed, M failed`).
+    Test(test::Args),
+    /// List the registry: every tool with its source, scope, side effect and permission.
+    Tools(tools::Args),
+    /// Print the JSON Schema of the document format.
+    Schema(schema::Args),
+}
+
+/// Output format for `explain`, `test`, `tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Readable text.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+/// The files to read.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Paths {
+    /// Policy and manifest files or folders (searched for *.yaml, *.yml);
+    /// default: `policies/` and `manifests/` here.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+impl Paths {
+    /// The paths given, or the default folders that exist.
+    ///
+    /// # Errors
+    /// No paths were given and neither default folder exists.
+    pub fn resolve(&self) -> Result<Vec<PathBuf>, String> {
+        if !self.paths.is_empty() {
+            return Ok(self.paths.clone());
+        }
+        let defaults: Vec<PathBuf> = ["policies", "manifests"]
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .collect();
+        if defaults.is_empty() {
+            return Err(
+                "no paths given, and there is no `policies/` or `manifests/` folder here".into(),
+            );
+        }
+        Ok(defaults)
+    }
+}
+
+/// Loads the files; on a problem that stops the command, prints it and returns the exit code.
+///
+/// # Errors
+/// The exit code to return: the paths could not be read.
+pub fn load(paths: &Paths) -> Result<Loaded, u8> {
+    let resolved = paths.resolve().map_err(|e| {
+        output::error(&e);
+        EXIT_ERROR
+    })?;
+    loader::load_paths(&resolved).map_err(|e| {
+        output::error(&e.to_string());
+        EXIT_ERROR
+    })
+}
+
+/// Loads and builds a registry; on load errors prints the diagnostics and returns 2.
+///
+/// # Errors
+/// The exit code to return.
+pub fn load_registry(paths: &Paths) -> Result<(Policy, Registry), u8> {
+    let loaded = load(paths)?;
+    let Some(policy) = loaded.policy else {
+        output::diagnostics_human(&loaded.diagnostics);
+        output::error("the files have errors; fix them first (see `zero-policy lint`)");
+        return Err(EXIT_ERROR);
+    };
+    match Registry::new(&policy) {
+        Ok(r) => Ok((policy, r)),
+        Err(e) => {
+            output::error(&e.to_string());
+            Err(EXIT_ERROR)
+        }
+    }
+}

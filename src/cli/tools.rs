@@ -1,0 +1,29 @@
+//! `zero-policy tools`: the registry as a table or JSON.
+
+use crate::cli::{EXIT_OK, Format, Paths, load_registry};
+use crate::output;
+
+/// List every registered tool: name, source, scope, side effect, static permission, deferred.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// The files to read.
+    #[command(flatten)]
+    pub paths: Paths,
+}
+
+/// Runs the command.
+#[must_use]
+pub fn run(args: &Args) -> u8 {
+    let (_policy, registry) = match load_registry(&args.paths) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    match args.format {
+        Format::Human => output::tools_human(&registry),
+        Format::Json => output::tools_json(&registry),
+    }
+    EXIT_OK
+}

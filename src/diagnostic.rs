@@ -1,0 +1,478 @@
+//! Diagnostics: every problem found in the files, with a stable code, a
+//! severity, a place and help.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// A source file that was read, kept for rendering and positions.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as given (or found under a given folder).
+    pub path: PathBuf,
+    /// The path as displayed in diagnostics.
+    pub name: String,
+    /// The text.
+    pub text: Arc<String>,
+    line_starts: Arc<Vec<usize>>,
+}
+
+impl SourceFile {
+    /// Wraps a file's text.
+    #[must_use]
+    pub fn new(path: &Path, text: String) -> SourceFile {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        SourceFile {
+            path: path.to_path_buf(),
+            name: path.display().to_string(),
+            text: Arc::new(text),
+            line_starts: Arc::new(line_starts),
+        }
+    }
+
+    /// The 1-based line and character column of a byte offset.
+    #[must_use]
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        let start = self.line_starts.get(line).copied().unwrap_or(0);
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        (line + 1, col + 1)
+    }
+
+    /// The byte offset of a 1-based line and character column.
+    #[must_use]
+    pub fn offset_of(&self, line: usize, col: usize) -> usize {
+        let Some(start) = self.line_starts.get(line.saturating_sub(1)).copied() else {
+            return self.text.len();
+        };
+        let rest = self.text.get(start..).unwrap_or("");
+        rest.char_indices()
+            .nth(col.saturating_sub(1))
+            .map_or(self.text.len(), |(i, _)| start + i)
+    }
+}
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Reported; fails only under `--deny-warnings`.
+    Warning,
+    /// Fails the load.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $sev:ident, $desc:literal; )*) => {
+        /// A stable diagnostic code. Renaming or removing one is a breaking change.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in documentation order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The kebab-case name.
+            #[must_use]
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$variant => $name,)* }
+            }
+
+            /// The default severity.
+            #[must_use]
+            pub fn severity(self) -> Severity {
+                match self { $(Code::$variant => Severity::$sev,)* }
+            }
+
+            /// What the code means and how to fix it.
+            #[must_use]
+            pub fn description(self) -> &'static str {
+                match self { $(Code::$variant => $desc,)* }
+            }
+
+            /// Looks a code up by name.
+            #[must_use]
+            pub fn parse(s: &str) -> Option<Code> {
+                match s { $($name => Some(Code::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+codes! {
+    /// The file is not valid YAML.
+    YamlSyntax = "yaml-syntax", Error,
+        "The file is not valid YAML. Fix the syntax at the position shown.";
+    /// The file exceeded the alias or node budget.
+    YamlBudget = "yaml-budget", Error,
+        "The file uses too many aliases, anchors or nodes (an expansion bomb is refused). Write the values out or split the file.";
+    /// A key appears twice in one mapping.
+    DuplicateKey = "duplicate-key", Error,
+        "A key appears twice in the same mapping; YAML would keep only one of them silently. Remove or rename one.";
+    /// A key the format does not have.
+    UnknownField = "unknown-field", Error,
+        "A key the format does not know, usually a typo. The message lists the keys allowed there.";
+    /// A required key is missing.
+    MissingField = "missing-field", Error,
+        "A key the format requires is missing (for example `version` at the top of every file).";
+    /// A value of the wrong type or an unknown enum value.
+    InvalidType = "invalid-type", Error,
+        "A value has the wrong type or is not one of the allowed words (for example `permission: maybe`).";
+    /// A value is out of its allowed range or malformed.
+    InvalidValue = "invalid-value", Error,
+        "A value is malformed: a name with characters outside its allowed set, a bad duration, a server missing its `command` or `url`.";
+    /// `version` is not 1.
+    UnsupportedVersion = "unsupported-version", Error,
+        "Only `version: 1` exists.";
+    /// Two tools have the same name.
+    DuplicateTool = "duplicate-tool", Error,
+        "Two tools (or two servers) share a name. Names are unique across all files.";
+    /// Two rules have the same id.
+    DuplicateId = "duplicate-id", Error,
+        "Two rules share an id. Ids are unique across sandbox rules, relax rules and reject rules in all files.";
+    /// A setting is given in two files.
+    SettingsConflict = "settings-conflict", Error,
+        "The same setting is given in two files; which one wins would depend on file order. Keep it in one file.";
+    /// A permission other than allow has no reason.
+    MissingReason = "missing-reason", Error,
+        "A tool whose permission is not `allow`, or a sandbox rule, has no `reason`. The reason is what a person sees when asked or refused.";
+    /// A CEL expression does not parse.
+    CelSyntax = "cel-syntax", Error,
+        "A `when` expression is not valid CEL. The label points at the position inside the expression.";
+    /// A CEL expression names an unknown variable.
+    CelUnknownVariable = "cel-unknown-variable", Error,
+        "A `when` expression names a variable that does not exist. The variables are `tool`, `args` and `session`.";
+    /// A CEL expression names an unknown function.
+    CelUnknownFunction = "cel-unknown-function", Error,
+        "A `when` expression calls a function that does not exist. Besides standard CEL there are `glob`, `path_clean`, `path_under`, `shell_parses` and `shell_commands`.";
+    /// A glob pattern does not compile.
+    InvalidGlob = "invalid-glob", Error,
+        "A glob (in `tools:`, `include:`, `exclude:` or a literal `glob(...)` pattern) does not compile.";
+    /// A literal regular expression does not compile.
+    InvalidRegex = "invalid-regex", Error,
+        "A literal regular expression in `matches(...)` or `settings.secrets.patterns` does not compile.";
+    /// A tool's parameters are not a valid JSON Schema.
+    InvalidSchema = "invalid-schema", Error,
+        "A tool's `parameters` is not a valid JSON Schema (draft 2020-12).";
+    /// A sandbox rule tries to allow.
+    SandboxAllows = "sandbox-allows", Error,
+        "A sandbox rule's `action` is `allow`. Sandbox rules may only tighten (`prompt` or `deny`); to allow, write a relax rule.";
+    /// A relax rule with a target other than allow.
+    RelaxTightens = "relax-tightens", Error,
+        "A relax rule's `to` is not `allow`. Relax rules may only move `prompt` to `allow`; to tighten, write a sandbox rule.";
+    /// A relax rule matches a deny tool.
+    RelaxOnDeny = "relax-on-deny", Error,
+        "A relax rule's `tools:` match a tool whose static permission is `deny`. Nothing relaxes a deny; narrow the globs.";
+    /// A relax rule matches only allow tools.
+    RelaxNoop = "relax-noop", Warning,
+        "A relax rule's `tools:` match only tools that are already `allow`, so it never changes a decision.";
+    /// A tools glob matches no tool.
+    UnknownToolPattern = "unknown-tool-pattern", Error,
+        "A `tools:` glob matches no manifest tool and cannot match any MCP tool of a declared server. Usually a typo in a tool name.";
+    /// A rule reads an argument no matched tool has.
+    UnknownArg = "unknown-arg", Error,
+        "A rule reads `args.X` but no tool its `tools:` match has `X` in its parameters, so the rule can never see it.";
+    /// A rule reads an optional argument without `has()`.
+    UnguardedOptionalArg = "unguarded-optional-arg", Warning,
+        "A rule reads `args.X`, `X` is optional in a matched tool, and the expression does not guard it with `has(args.X)`: calls without it fail closed.";
+    /// A rule's example does not behave as written.
+    ExampleMismatch = "example-mismatch", Error,
+        "A rule's `examples.match` call is not matched by the rule, or a `no_match` call is.";
+    /// An example or test names an unknown tool or bad arguments.
+    InvalidCall = "invalid-call", Error,
+        "An example or test call names a tool that does not exist or has arguments that are not an object.";
+    /// A literal credential in a server manifest.
+    LiteralSecret = "literal-secret", Error,
+        "A server's `env` or `headers` holds what looks like a literal credential. Read it from the environment with `${env:NAME}`.";
+    /// An `${env:NAME}` reference is malformed.
+    InvalidEnvReference = "invalid-env-reference", Error,
+        "A `${env:...}` reference in a server's `env`, `headers` or `url` is malformed.";
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A byte range in a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Start byte offset.
+    pub offset: usize,
+    /// Length in bytes.
+    pub len: usize,
+}
+
+/// A place in a source file.
+#[derive(Debug, Clone)]
+pub struct Location {
+    /// The file.
+    pub file: SourceFile,
+    /// The range.
+    pub span: Span,
+}
+
+impl Location {
+    /// 1-based line and column of the start.
+    #[must_use]
+    pub fn start(&self) -> (usize, usize) {
+        self.file.line_col(self.span.offset)
+    }
+
+    /// 1-based line and column of the end.
+    #[must_use]
+    pub fn end(&self) -> (usize, usize) {
+        self.file.line_col(self.span.offset + self.span.len)
+    }
+}
+
+/// One problem found in the files.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// The stable code.
+    pub code: Code,
+    /// How bad it is.
+    pub severity: Severity,
+    /// What is wrong, lowercase, user input in backticks.
+    pub message: String,
+    /// Where; `None` for problems with no place (a missing file).
+    pub location: Option<Location>,
+    /// The label shown at the place.
+    pub label: Option<String>,
+    /// How to fix it.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with the code's default severity.
+    #[must_use]
+    pub fn new(code: Code, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            code,
+            severity: code.severity(),
+            message: message.into(),
+            location: None,
+            label: None,
+            help: None,
+        }
+    }
+
+    /// Sets the place.
+    #[must_use]
+    pub fn at(mut self, location: Location) -> Diagnostic {
+        self.location = Some(location);
+        self
+    }
+
+    /// Sets the place if one is known.
+    #[must_use]
+    pub fn at_opt(mut self, location: Option<Location>) -> Diagnostic {
+        self.location = location;
+        self
+    }
+
+    /// Sets the label.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Sets the help.
+    #[must_use]
+    pub fn help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The file name, or `""`.
+    #[must_use]
+    pub fn file_name(&self) -> &str {
+        self.location.as_ref().map_or("", |l| l.file.name.as_str())
+    }
+
+    /// A sort key: file, position, code.
+    fn sort_key(&self) -> (String, usize, Code) {
+        (
+            self.file_name().to_string(),
+            self.location.as_ref().map_or(0, |l| l.span.offset),
+            self.code,
+        )
+    }
+}
+
+/// Sorts diagnostics by file, position and code, for stable output.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(Diagnostic::sort_key);
+}
+
+/// `N errors, M warnings`, as printed at the end of `lint`.
+#[must_use]
+pub fn summary(diagnostics: &[Diagnostic]) -> String {
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diagnostics.len() - errors;
+    format!(
+        "{errors} error{}, {warnings} warning{}",
+        if errors == 1 { "" } else { "s" },
+        if warnings == 1 { "" } else { "s" }
+    )
+}
+
+/// True if any diagnostic is an error.
+#[must_use]
+pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
+    diagnostics.iter().any(|d| d.severity == Severity::Error)
+}
+
+/// The miette view of a diagnostic, for graphical rendering.
+#[derive(Debug)]
+struct MietteView<'a> {
+    diag: &'a Diagnostic,
+    source: Option<miette::NamedSource<String>>,
+}
+
+impl fmt::Display for MietteView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.diag.message)
+    }
+}
+
+impl std::error::Error for MietteView<'_> {}
+
+impl miette::Diagnostic for MietteView<'_> {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.diag.code.as_str()))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.diag.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.diag
+            .help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        let loc = self.diag.location.as_ref()?;
+        let label = miette::LabeledSpan::new(
+            Some(self.diag.label.clone().unwrap_or_else(|| "here".into())),
+            loc.span.offset,
+            loc.span.len,
+        );
+        Some(Box::new(std::iter::once(label)))
+    }
+}
+
+/// Renders one diagnostic with miette's graphical handler.
+#[must_use]
+pub fn render_human(diag: &Diagnostic, color: bool) -> String {
+    let view = MietteView {
+        diag,
+        source: diag
+            .location
+            .as_ref()
+            .map(|l| miette::NamedSource::new(l.file.name.clone(), l.file.text.as_ref().clone())),
+    };
+    let theme = if color {
+        miette::GraphicalTheme::unicode()
+    } else {
+        miette::GraphicalTheme::unicode_nocolor()
+    };
+    let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
+    let mut out = String::new();
+    if handler.render_report(&mut out, &view).is_err() {
+        out = format!("{}: {} [{}]", diag.severity, diag.message, diag.code);
+    }
+    if let Some(loc) = &diag.location {
+        let (line, col) = loc.start();
+        // miette prints `[file:line:col]`; keep a plain line too for grep and editors.
+        if !out.contains(&format!("{}:{line}:{col}", loc.file.name)) {
+            out.push_str(&format!("  at {}:{line}:{col}\n", loc.file.name));
+        }
+    }
+    out
+}
+
+/// The JSON form of a diagnostic.
+#[derive(Debug, Serialize)]
+pub struct JsonDiagnostic<'a> {
+    /// Stable code.
+    pub code: Code,
+    /// `error` or `warning`.
+    pub severity: Severity,
+    /// The message.
+    pub message: &'a str,
+    /// File name.
+    pub file: &'a str,
+    /// 1-based start line (0 if unknown).
+    pub line: usize,
+    /// 1-based start column (0 if unknown).
+    pub column: usize,
+    /// 1-based end line.
+    pub end_line: usize,
+    /// 1-based end column.
+    pub end_column: usize,
+    /// How to fix it.
+    pub help: Option<&'a str>,
+}
+
+impl Diagnostic {
+    /// The JSON form.
+    #[must_use]
+    pub fn to_json(&self) -> JsonDiagnostic<'_> {
+        let (line, column) = self.location.as_ref().map_or((0, 0), Location::start);
+        let (end_line, end_column) = self.location.as_ref().map_or((0, 0), Location::end);
+        JsonDiagnostic {
+            code: self.code,
+            severity: self.severity,
+            message: &self.message,
+            file: self.file_name(),
+            line,
+            column,
+            end_line,
+            end_column,
+            help: self.help.as_deref(),
+        }
+    }
+}

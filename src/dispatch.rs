@@ -1,0 +1,672 @@
+//! The one dispatch path: every call, from every front door, is decided here.
+//!
+//! [`Registry::evaluate`] takes a call through the steps of the contract in
+//! order (lookup, scope, validate, reject, permission, relax, sandbox,
+//! decision) and returns an [`Evaluation`] that explains itself.
+//! [`Registry::dispatch`] adds step 9: it runs the tool, and its result and
+//! every error leave through the secret scrubber. Executors are private to the
+//! registry: there is no other way to reach one.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cel;
+use crate::model::{Decision, OnPrompt, Permission, RawSession, Scope};
+use crate::policy::{Rule, RuleKind};
+use crate::registry::{Registry, RegisteredTool};
+use crate::runtime::{ToolError, ToolOutput};
+
+/// The caller's context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    /// The agent's mode (`ask`, `plan`, `auto`, ...).
+    #[serde(default = "default_mode")]
+    pub mode: String,
+    /// The workspace folder.
+    #[serde(default = "default_workspace")]
+    pub workspace: String,
+    /// The scopes granted.
+    #[serde(default = "default_scopes")]
+    pub scopes: Vec<Scope>,
+    /// Free-form labels.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+fn default_mode() -> String {
+    "ask".into()
+}
+
+fn default_workspace() -> String {
+    std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "/".into())
+}
+
+fn default_scopes() -> Vec<Scope> {
+    Scope::ALL.to_vec()
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            mode: default_mode(),
+            workspace: default_workspace(),
+            scopes: default_scopes(),
+            labels: BTreeMap::new(),
+        }
+    }
+}
+
+impl Session {
+    /// From a session written in a file; missing keys take defaults.
+    #[must_use]
+    pub fn from_raw(raw: &RawSession) -> Session {
+        let d = Session::default();
+        Session {
+            mode: raw.mode.clone().unwrap_or(d.mode),
+            workspace: raw.workspace.clone().unwrap_or(d.workspace),
+            scopes: raw.scopes.clone().unwrap_or(d.scopes),
+            labels: raw.labels.clone().unwrap_or_default(),
+        }
+    }
+
+    fn to_cel(&self) -> cel::Vars {
+        let session = serde_json::json!({
+            "mode": self.mode,
+            "workspace": self.workspace,
+            "scopes": self.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "labels": self.labels,
+        });
+        cel::Vars {
+            tool: ::cel::Value::Null,
+            args: ::cel::Value::Null,
+            session: ::cel::to_value(&session).unwrap_or(::cel::Value::Null),
+            workspace: ::cel::Value::String(Arc::new(self.workspace.clone())),
+        }
+    }
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Call {
+    /// The final tool name.
+    pub tool: String,
+    /// The arguments (a JSON object).
+    #[serde(default = "empty_object")]
+    pub args: serde_json::Value,
+    /// The caller's context.
+    #[serde(default)]
+    pub session: Session,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
+}
+
+/// The steps of the dispatch path, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// The tool is registered.
+    Lookup,
+    /// Its scope is granted.
+    Scope,
+    /// The arguments satisfy its parameters.
+    Validate,
+    /// No reject rule matches.
+    Reject,
+    /// The static permission.
+    Permission,
+    /// Relax rules may move `prompt` to `allow`.
+    Relax,
+    /// Sandbox rules take the strictest.
+    Sandbox,
+    /// The decision.
+    Decision,
+}
+
+impl Step {
+    /// Every step, in order.
+    pub const ALL: [Step; 8] = [
+        Step::Lookup,
+        Step::Scope,
+        Step::Validate,
+        Step::Reject,
+        Step::Permission,
+        Step::Relax,
+        Step::Sandbox,
+        Step::Decision,
+    ];
+
+    /// The name used in output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Lookup => "lookup",
+            Step::Scope => "scope",
+            Step::Validate => "validate",
+            Step::Reject => "reject",
+            Step::Permission => "permission",
+            Step::Relax => "relax",
+            Step::Sandbox => "sandbox",
+            Step::Decision => "decision",
+        }
+    }
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The check passed.
+    Pass,
+    /// The call was rejected here.
+    Reject,
+    /// Not reached: an earlier step rejected the call.
+    Skipped,
+    /// The permission or decision is `allow`.
+    Allow,
+    /// The permission or decision is `prompt`.
+    Prompt,
+    /// The permission or decision is `deny`.
+    Deny,
+}
+
+impl Outcome {
+    /// The name used in output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Reject => "reject",
+            Outcome::Skipped => "skipped",
+            Outcome::Allow => "allow",
+            Outcome::Prompt => "prompt",
+            Outcome::Deny => "deny",
+        }
+    }
+}
+
+impl From<Decision> for Outcome {
+    fn from(d: Decision) -> Self {
+        match d {
+            Decision::Allow => Outcome::Allow,
+            Decision::Prompt => Outcome::Prompt,
+            Decision::Deny => Outcome::Deny,
+            Decision::Reject => Outcome::Reject,
+        }
+    }
+}
+
+/// One step's record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepRecord {
+    /// Which step.
+    pub step: Step,
+    /// What it did.
+    pub outcome: Outcome,
+    /// A sentence saying why.
+    pub detail: String,
+}
+
+/// A rule that matched (or failed closed as matched).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct MatchedRule {
+    /// The rule id.
+    pub id: String,
+    /// Which kind of rule.
+    pub kind: RuleKind,
+    /// What it contributes: `reject`, `allow` (relax), `prompt` or `deny`.
+    pub action: Decision,
+    /// The file it is written in.
+    pub file: String,
+    /// The line of its id.
+    pub line: usize,
+}
+
+/// A rule whose expression failed at run time.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct RuleError {
+    /// The rule id.
+    pub id: String,
+    /// Which kind of rule.
+    pub kind: RuleKind,
+    /// The error.
+    pub message: String,
+    /// How it was counted: sandbox and reject rules as matched, relax rules as not.
+    pub counted_as: &'static str,
+}
+
+/// The full account of one decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evaluation {
+    /// The tool named by the call.
+    pub tool: String,
+    /// The decision.
+    pub decision: Decision,
+    /// The static permission (host-imposed for MCP tools); none if not reached.
+    pub static_permission: Option<Permission>,
+    /// The permission after relax rules; none if not reached.
+    pub effective_permission: Option<Permission>,
+    /// Why the call was rejected, when it was.
+    pub reject_reason: Option<String>,
+    /// The reason of the strictest rule or permission that set the decision.
+    pub reason: Option<String>,
+    /// Rules that matched, sorted by kind and id.
+    pub matched: Vec<MatchedRule>,
+    /// Every step, in order.
+    pub steps: Vec<StepRecord>,
+    /// Rules whose expressions failed; each failed closed.
+    pub errors: Vec<RuleError>,
+}
+
+impl Evaluation {
+    fn rejected(tool: &str, at: Step, detail: String, mut steps: Vec<StepRecord>) -> Evaluation {
+        steps.push(StepRecord {
+            step: at,
+            outcome: Outcome::Reject,
+            detail: detail.clone(),
+        });
+        for s in Step::ALL.iter().filter(|s| **s > at && **s != Step::Decision) {
+            steps.push(StepRecord {
+                step: *s,
+                outcome: Outcome::Skipped,
+                detail: format!("not reached: the call was rejected at `{}`", at.as_str()),
+            });
+        }
+        steps.push(StepRecord {
+            step: Step::Decision,
+            outcome: Outcome::Reject,
+            detail: detail.clone(),
+        });
+        Evaluation {
+            tool: tool.to_string(),
+            decision: Decision::Reject,
+            static_permission: None,
+            effective_permission: None,
+            reject_reason: Some(detail),
+            reason: None,
+            matched: Vec::new(),
+            steps,
+            errors: Vec::new(),
+        }
+    }
+}
+
+/// Proof that a relaxation is allowed: it can only be made for `prompt`.
+///
+/// Relaxation is a function from this token, so tightening cannot be
+/// written: there is no way to build a `Relaxation` that lands anywhere
+/// but on `allow`, and none at all for `deny`.
+#[derive(Debug, Clone, Copy)]
+pub struct Relaxation(());
+
+impl Relaxation {
+    /// A relaxation for `permission`, if one may exist: only `prompt` relaxes.
+    #[must_use]
+    pub fn for_permission(permission: Permission) -> Option<Relaxation> {
+        (permission == Permission::Prompt).then_some(Relaxation(()))
+    }
+
+    /// The relaxed permission: always `allow`, reached only from `prompt`.
+    #[must_use]
+    pub fn apply(self) -> Permission {
+        Permission::Allow
+    }
+}
+
+/// The effective permission: `static_permission`, relaxed if a relax rule matched.
+///
+/// INVARIANT: the result is never stricter than the input, and `deny` stays `deny`.
+#[must_use]
+pub fn relax(static_permission: Permission, relax_matched: bool) -> Permission {
+    let effective = match Relaxation::for_permission(static_permission) {
+        Some(r) if relax_matched => r.apply(),
+        _ => static_permission,
+    };
+    debug_assert!(effective <= static_permission);
+    debug_assert!(static_permission != Permission::Deny || effective == Permission::Deny);
+    effective
+}
+
+fn matched_rule(rule: &Rule) -> MatchedRule {
+    MatchedRule {
+        id: rule.id.clone(),
+        kind: rule.kind,
+        action: rule.action,
+        file: rule.origin.file.name.clone(),
+        line: rule.origin.line(),
+    }
+}
+
+impl Registry {
+    /// Decides one call: steps 1–8 of the dispatch path. Never runs anything.
+    #[must_use]
+    pub fn evaluate(&self, call: &Call) -> Evaluation {
+        let mut steps = Vec::with_capacity(8);
+        // 1. lookup
+        let Some(tool) = self.get(&call.tool) else {
+            let hint = self
+                .closest_name(&call.tool)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            return Evaluation::rejected(
+                &call.tool,
+                Step::Lookup,
+                format!("unknown tool `{}`{hint}", call.tool),
+                steps,
+            );
+        };
+        steps.push(StepRecord {
+            step: Step::Lookup,
+            outcome: Outcome::Pass,
+            detail: format!("`{}` is registered ({})", tool.name, tool.source.describe()),
+        });
+        // 2. scope
+        if !call.session.scopes.contains(&tool.scope) {
+            return Evaluation::rejected(
+                &call.tool,
+                Step::Scope,
+                format!(
+                    "scope `{}` is not granted to this session (granted: {})",
+                    tool.scope,
+                    call.session
+                        .scopes
+                        .iter()
+                        .map(|s| format!("`{s}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                steps,
+            );
+        }
+        steps.push(StepRecord {
+            step: Step::Scope,
+            outcome: Outcome::Pass,
+            detail: format!("scope `{}` is granted", tool.scope),
+        });
+        // 3. validate
+        if let Err(why) = tool.validate(&call.args) {
+            return Evaluation::rejected(&call.tool, Step::Validate, why, steps);
+        }
+        steps.push(StepRecord {
+            step: Step::Validate,
+            outcome: Outcome::Pass,
+            detail: "the arguments match the parameters".into(),
+        });
+
+        let mut vars = call.session.to_cel();
+        vars.tool = tool.cel_value.clone();
+        vars.args = ::cel::to_value(&call.args).unwrap_or(::cel::Value::Null);
+        let scope = cel::Scope::new(&self.root, &vars);
+        let mut matched = Vec::new();
+        let mut errors = Vec::new();
+
+        // 4. reject
+        let mut first_reject: Option<&Arc<Rule>> = None;
+        for rule in &tool.reject {
+            let hit = match scope.eval_bool(&rule.when) {
+                Ok(b) => b,
+                Err(e) => {
+                    errors.push(RuleError {
+                        id: rule.id.clone(),
+                        kind: rule.kind,
+                        message: e,
+                        counted_as: "matched",
+                    });
+                    true
+                }
+            };
+            if hit {
+                matched.push(matched_rule(rule));
+                first_reject.get_or_insert(rule);
+            }
+        }
+        if let Some(rule) = first_reject {
+            let detail = format!(
+                "reject rule `{}`: {}",
+                rule.id,
+                rule.reason.as_deref().unwrap_or("rejected")
+            );
+            let mut ev = Evaluation::rejected(&call.tool, Step::Reject, detail, steps);
+            matched.sort();
+            errors.sort();
+            ev.matched = matched;
+            ev.errors = errors;
+            return ev;
+        }
+        steps.push(StepRecord {
+            step: Step::Reject,
+            outcome: Outcome::Pass,
+            detail: if tool.reject.is_empty() {
+                "the tool has no reject rules".into()
+            } else {
+                format!("none of {} reject rules matched", tool.reject.len())
+            },
+        });
+
+        // 5. permission
+        let static_permission = tool.safety.permission;
+        steps.push(StepRecord {
+            step: Step::Permission,
+            outcome: Decision::from(static_permission).into(),
+            detail: format!(
+                "static permission `{static_permission}` from {}{}",
+                tool.source.safety_origin(),
+                tool.safety
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            ),
+        });
+
+        // 6. relax: only a `prompt` can relax, so other permissions skip the rules.
+        let mut relaxed_by = Vec::new();
+        if Relaxation::for_permission(static_permission).is_some() {
+            for rule in &tool.relax {
+                match scope.eval_bool(&rule.when) {
+                    Ok(true) => {
+                        matched.push(matched_rule(rule));
+                        relaxed_by.push(rule.id.clone());
+                    }
+                    Ok(false) => {}
+                    Err(e) => errors.push(RuleError {
+                        id: rule.id.clone(),
+                        kind: rule.kind,
+                        message: e,
+                        counted_as: "not matched",
+                    }),
+                }
+            }
+        }
+        let effective = relax(static_permission, !relaxed_by.is_empty());
+        relaxed_by.sort();
+        steps.push(StepRecord {
+            step: Step::Relax,
+            outcome: Decision::from(effective).into(),
+            detail: match static_permission {
+                Permission::Deny => "`deny` is never relaxed".into(),
+                Permission::Allow => "already `allow`".into(),
+                Permission::Prompt if relaxed_by.is_empty() => {
+                    if tool.relax.is_empty() {
+                        "no relax rule applies to this tool".into()
+                    } else {
+                        format!("none of {} relax rules matched", tool.relax.len())
+                    }
+                }
+                Permission::Prompt => format!(
+                    "`prompt` relaxed to `allow` by {}",
+                    relaxed_by
+                        .iter()
+                        .map(|i| format!("`{i}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        });
+
+        // 7. sandbox: the strictest of the effective permission and every matching rule.
+        let mut decision = Decision::from(effective);
+        let mut reason = if effective == Permission::Allow && !relaxed_by.is_empty() {
+            tool.relax
+                .iter()
+                .find(|r| relaxed_by.first() == Some(&r.id))
+                .and_then(|r| r.reason.clone())
+        } else {
+            tool.safety.reason.clone()
+        };
+        let mut strictest: Option<&Arc<Rule>> = None;
+        let mut sandbox_hits = Vec::new();
+        for rule in &tool.sandbox {
+            let hit = match scope.eval_bool(&rule.when) {
+                Ok(b) => b,
+                Err(e) => {
+                    errors.push(RuleError {
+                        id: rule.id.clone(),
+                        kind: rule.kind,
+                        message: e,
+                        counted_as: "matched",
+                    });
+                    true
+                }
+            };
+            if hit {
+                matched.push(matched_rule(rule));
+                sandbox_hits.push(rule.id.clone());
+                // Ties are broken by id, so rule order never changes the reason shown.
+                let stricter = match strictest {
+                    None => true,
+                    Some(s) => (rule.action, std::cmp::Reverse(&rule.id)) > (s.action, std::cmp::Reverse(&s.id)),
+                };
+                if stricter {
+                    strictest = Some(rule);
+                }
+            }
+        }
+        if let Some(rule) = strictest
+            && rule.action >= decision
+        {
+            // The rule sets (or ties) the decision: its reason is the one to show.
+            decision = rule.action;
+            reason = rule.reason.clone();
+        }
+        sandbox_hits.sort();
+        steps.push(StepRecord {
+            step: Step::Sandbox,
+            outcome: decision.into(),
+            detail: if sandbox_hits.is_empty() {
+                if tool.sandbox.is_empty() {
+                    "no sandbox rule applies to this tool".into()
+                } else {
+                    format!("none of {} sandbox rules matched", tool.sandbox.len())
+                }
+            } else {
+                format!(
+                    "matched {}; the strictest is `{decision}`",
+                    sandbox_hits
+                        .iter()
+                        .map(|i| format!("`{i}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+        });
+        // 8. decision
+        steps.push(StepRecord {
+            step: Step::Decision,
+            outcome: decision.into(),
+            detail: reason.clone().unwrap_or_else(|| format!("`{decision}`")),
+        });
+        matched.sort();
+        errors.sort();
+        Evaluation {
+            tool: tool.name.clone(),
+            decision,
+            static_permission: Some(static_permission),
+            effective_permission: Some(effective),
+            reject_reason: None,
+            reason,
+            matched,
+            steps,
+            errors,
+        }
+    }
+
+    /// Runs one call through the whole path: decide, resolve `prompt`, run, scrub.
+    ///
+    /// `approver` is asked when the decision is `prompt`; without one,
+    /// `settings.on_prompt` decides (`deny`, or `ask` which still needs an approver).
+    pub async fn dispatch(&self, call: &Call, approver: Option<&dyn Approver>) -> Dispatched {
+        let evaluation = self.evaluate(call);
+        let result = self.run_decided(call, &evaluation, approver).await;
+        let result = match result {
+            Ok(mut out) => {
+                crate::runtime::scrub_output(self.scrubber(), &mut out);
+                Ok(out)
+            }
+            Err(e) => Err(crate::runtime::scrub_error(self.scrubber(), e)),
+        };
+        Dispatched { evaluation, result }
+    }
+
+    async fn run_decided(
+        &self,
+        call: &Call,
+        evaluation: &Evaluation,
+        approver: Option<&dyn Approver>,
+    ) -> Result<ToolOutput, ToolError> {
+        let tool: &RegisteredTool = match (evaluation.decision, self.get(&call.tool)) {
+            (Decision::Reject, _) | (_, None) => {
+                return Err(ToolError::Rejected(
+                    evaluation
+                        .reject_reason
+                        .clone()
+                        .unwrap_or_else(|| "rejected".into()),
+                ));
+            }
+            (Decision::Deny, _) => {
+                return Err(ToolError::Denied(
+                    evaluation.reason.clone().unwrap_or_else(|| "denied by policy".into()),
+                ));
+            }
+            (Decision::Prompt, Some(tool)) => {
+                let approved = match (approver, self.settings().on_prompt) {
+                    (Some(a), _) => a.approve(tool, call, evaluation),
+                    (None, OnPrompt::Deny | OnPrompt::Ask) => false,
+                };
+                if !approved {
+                    return Err(ToolError::NotApproved(
+                        evaluation
+                            .reason
+                            .clone()
+                            .unwrap_or_else(|| "the call needs approval".into()),
+                    ));
+                }
+                tool
+            }
+            (Decision::Allow, Some(tool)) => tool,
+        };
+        tool.execute(call).await
+    }
+}
+
+/// Decides `prompt` decisions at run time: a person, or a client that asks one.
+pub trait Approver: Send + Sync {
+    /// True to let the call run.
+    fn approve(&self, tool: &RegisteredTool, call: &Call, evaluation: &Evaluation) -> bool;
+}
+
+/// The outcome of [`Registry::dispatch`]: the decision and what running gave.
+#[derive(Debug)]
+pub struct Dispatched {
+    /// The decision and its account.
+    pub evaluation: Evaluation,
+    /// The tool's scrubbed output, or a scrubbed error.
+    pub result: Result<ToolOutput, ToolError>,
+}

@@ -1,0 +1,21 @@
+#![doc = include_str!("../README.md")]
+
+pub mod cel;
+pub mod cli;
+pub mod diagnostic;
+pub mod dispatch;
+pub mod lint;
+pub mod loader;
+pub mod model;
+pub mod output;
+pub mod policy;
+pub mod registry;
+pub mod runtime;
+pub mod scrub;
+pub mod testing;
+
+pub use diagnostic::{Code, Diagnostic, Severity};
+pub use dispatch::{Call, Evaluation, Session};
+pub use model::{Decision, Permission, Scope, SideEffect};
+pub use policy::Policy;
+pub use registry::Registry;

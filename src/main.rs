@@ -1,0 +1,18 @@
+//! The `zero-policy` command: parses the command line and hands off to `cli`.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use zero_policy::cli::{self, Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Lint(args) => cli::lint::run(&args),
+        Command::Explain(args) => cli::explain::run(&args),
+        Command::Test(args) => cli::test::run(&args),
+        Command::Tools(args) => cli::tools::run(&args),
+        Command::Schema(args) => cli::schema::run(&args),
+    };
+    ExitCode::from(code)
+}

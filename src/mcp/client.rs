@@ -1,0 +1,872 @@
+//! The MCP client layer: one [`ToolClient`] (list tools, call a tool, close) over
+//! three transports — a child process on stdio, streamable HTTP, and the legacy
+//! HTTP+SSE transport — built on `rmcp`.
+//!
+//! - The `initialize` handshake runs under [`ConnectSpec::timeout`]; so does each
+//!   [`ToolClient::list_tools`]. A tool call is not bounded here: wrap it in
+//!   `tokio::time::timeout` where a bound is wanted.
+//! - `tools/list` is sent as a raw request and every page is read as plain JSON, so
+//!   a tool without a name comes back as [`RemoteTool::name`] `None` instead of
+//!   failing the whole listing, and annotations stay raw JSON. rmcp's client
+//!   response cache is switched off: a dead server is never answered for by a stale
+//!   list.
+//! - A stdio server runs in its own process group with its stderr captured (the
+//!   last [`STDERR_TAIL_BYTES`]) for error messages. [`ToolClient::close`] closes its
+//!   stdin, waits, then sends SIGTERM and finally SIGKILL, and reaps it; dropping
+//!   the client kills and reaps it. A server that died is reported as
+//!   [`McpError::Closed`] with its exit status and stderr tail; it is never
+//!   restarted behind the caller's back.
+
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, CustomRequest,
+    Implementation, ProtocolVersion, ServerResult,
+};
+use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientCacheConfig, RoleClient, ServiceError, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::{oneshot, watch};
+
+/// How much of a stdio server's stderr is kept for error messages (the last bytes).
+pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// How long [`ToolClient::close`] lets a stdio server exit after its stdin closes,
+/// before SIGTERM.
+const GRACEFUL_EXIT: Duration = Duration::from_secs(2);
+/// How long after SIGTERM before SIGKILL.
+const TERM_EXIT: Duration = Duration::from_secs(1);
+/// Bound on shutting rmcp's service task down.
+const SERVICE_CLOSE: Duration = Duration::from_secs(3);
+/// How long an error path waits for a dying server's exit status and last stderr.
+const DEATH_GRACE: Duration = Duration::from_millis(500);
+/// Upper bound on `tools/list` pages, against a server whose cursors never end.
+const MAX_LIST_PAGES: usize = 10_000;
+
+/// A boxed, sendable future (the same shape as `futures::future::BoxFuture`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What to connect to, with every `${env:NAME}` already resolved by the caller.
+#[derive(Clone)]
+pub struct ConnectSpec {
+    /// The server's name in the manifest; used in error messages.
+    pub server: String,
+    /// How to reach it.
+    pub transport: TransportSpec,
+    /// Bound on the `initialize` handshake (and on each `tools/list`).
+    pub timeout: Duration,
+}
+
+/// How to reach an MCP server.
+#[derive(Clone)]
+pub enum TransportSpec {
+    /// Spawn `command` and speak JSON-RPC lines on its stdin/stdout.
+    Stdio {
+        /// Program to run, looked up on `PATH` when it has no `/`.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to (not replacing) the inherited environment.
+        env: Vec<(String, String)>,
+        /// Working directory; the current one when `None`.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP (MCP 2025-03-26 and later).
+    Http {
+        /// The MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+        url: String,
+        /// Extra headers sent with every request.
+        headers: Vec<(String, String)>,
+    },
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05).
+    Sse {
+        /// The event-stream URL, e.g. `http://127.0.0.1:8000/sse`.
+        url: String,
+        /// Extra headers sent with the GET and every POST.
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl fmt::Debug for ConnectSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectSpec")
+            .field("server", &self.server)
+            .field("transport", &self.transport)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// Names only: environment and header values often hold credentials.
+impl fmt::Debug for TransportSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = |pairs: &[(String, String)]| -> Vec<String> {
+            pairs.iter().map(|(k, _)| format!("{k}=…")).collect()
+        };
+        match self {
+            Self::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &names(env))
+                .field("cwd", cwd)
+                .finish(),
+            Self::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &names(headers))
+                .finish(),
+            Self::Sse { url, headers } => f
+                .debug_struct("Sse")
+                .field("url", url)
+                .field("headers", &names(headers))
+                .finish(),
+        }
+    }
+}
+
+/// A tool as the server lists it. Nothing here is trusted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteTool {
+    /// The server's name for the tool; `None` when missing, not a string, or empty.
+    pub name: Option<String>,
+    /// Its description, if any.
+    pub description: Option<String>,
+    /// Its `inputSchema`, as sent; `{"type": "object"}` when the server sent none.
+    pub input_schema: Value,
+    /// Its `annotations` (`readOnlyHint`, …), as sent: untrusted hints.
+    pub annotations: Option<Value>,
+}
+
+/// The result of a tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallOutput {
+    /// The text content blocks, joined by `\n`.
+    pub text: String,
+    /// One note per other block, e.g. `image (image/png, 1234 bytes)`.
+    pub non_text: Vec<String>,
+    /// The server flagged the result as an error (`isError`).
+    pub is_error: bool,
+}
+
+/// An MCP client failure. Every message names the server.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    /// The server could not be reached, or the handshake failed.
+    #[error("mcp server {server}: connect failed: {message}")]
+    Connect {
+        /// The server's name.
+        server: String,
+        /// What went wrong, with the stderr tail of a stdio server.
+        message: String,
+    },
+    /// The server did not answer in time.
+    #[error("mcp server {server}: {operation} timed out after {timeout:?}{detail}")]
+    Timeout {
+        /// The server's name.
+        server: String,
+        /// `initialize` or `tools/list`.
+        operation: &'static str,
+        /// The bound that passed.
+        timeout: Duration,
+        /// Extra context (the stderr tail of a stdio server), empty or `; …`.
+        detail: String,
+    },
+    /// `tools/list` failed or returned something unreadable.
+    #[error("mcp server {server}: tools/list failed: {message}")]
+    List {
+        /// The server's name.
+        server: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// `tools/call` failed at the protocol level (a tool's own failure is a
+    /// [`CallOutput`] with `is_error`).
+    #[error("mcp server {server}: tools/call {tool} failed: {message}")]
+    Call {
+        /// The server's name.
+        server: String,
+        /// The tool called.
+        tool: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The connection is gone: the server exited or hung up, or the client was
+    /// closed. It is not restarted.
+    #[error("mcp server {server}: connection closed: {message}")]
+    Closed {
+        /// The server's name.
+        server: String,
+        /// Why, with the exit status and stderr tail of a stdio server.
+        message: String,
+    },
+}
+
+impl McpError {
+    /// The name of the server the error is about.
+    pub fn server(&self) -> &str {
+        match self {
+            Self::Connect { server, .. }
+            | Self::Timeout { server, .. }
+            | Self::List { server, .. }
+            | Self::Call { server, .. }
+            | Self::Closed { server, .. } => server,
+        }
+    }
+}
+
+/// A connected MCP server.
+pub trait ToolClient: Send + Sync {
+    /// Every tool, following `nextCursor` to the last page, under the connect
+    /// timeout. Always asks the server; nothing is cached.
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<RemoteTool>, McpError>>;
+
+    /// Calls `name` with `args`. A tool that fails returns `Ok` with `is_error`.
+    fn call_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> BoxFuture<'_, Result<CallOutput, McpError>>;
+
+    /// Ends the session. A stdio server gets its stdin closed, then SIGTERM, then
+    /// SIGKILL, and is reaped before the future completes.
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+/// Connects to the server and runs the `initialize` handshake under
+/// `spec.timeout`. A stdio server that fails to start is killed and reaped
+/// before this returns.
+pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError> {
+    let server = spec.server.clone();
+    let connect_err = |message: String| McpError::Connect {
+        server: server.clone(),
+        message,
+    };
+    let timeout_err = |detail: String| McpError::Timeout {
+        server: server.clone(),
+        operation: "initialize",
+        timeout: spec.timeout,
+        detail,
+    };
+    let service = match &spec.transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let (child, stdout, stdin) =
+                ChildProc::spawn(command, args, env, cwd.as_deref()).map_err(connect_err)?;
+            let started =
+                tokio::time::timeout(spec.timeout, client_config().serve((stdout, stdin)));
+            match started.await {
+                Ok(Ok(service)) => Service {
+                    running: service,
+                    child: Some(child),
+                },
+                Ok(Err(e)) => {
+                    let message = match child.death_note(DEATH_GRACE).await {
+                        Some(death) => format!("server exited during initialize ({death})"),
+                        None => format!("initialize failed: {}", describe_init_error(&e)),
+                    };
+                    let detail = child.stop(Stop::Kill).await;
+                    return Err(connect_err(format!("{message}{detail}")));
+                }
+                Err(_) => {
+                    let detail = child.stop(Stop::Kill).await;
+                    return Err(timeout_err(detail));
+                }
+            }
+        }
+        TransportSpec::Http { url, headers } => {
+            let headers = header_map(headers).map_err(connect_err)?;
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(
+                    headers
+                        .into_iter()
+                        .filter_map(|(k, v)| Some((k?, v)))
+                        .collect(),
+                );
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let started = tokio::time::timeout(spec.timeout, client_config().serve(transport));
+            match started.await {
+                Ok(Ok(running)) => Service {
+                    running,
+                    child: None,
+                },
+                Ok(Err(e)) => return Err(connect_err(describe_init_error(&e))),
+                Err(_) => return Err(timeout_err(String::new())),
+            }
+        }
+        TransportSpec::Sse { url, headers } => {
+            let headers = header_map(headers).map_err(connect_err)?;
+            let started = tokio::time::timeout(spec.timeout, async {
+                let transport = super::sse::connect(url, headers).await?;
+                client_config()
+                    .serve(transport)
+                    .await
+                    .map_err(|e| describe_init_error(&e))
+            });
+            match started.await {
+                Ok(Ok(running)) => Service {
+                    running,
+                    child: None,
+                },
+                Ok(Err(message)) => return Err(connect_err(message)),
+                Err(_) => return Err(timeout_err(String::new())),
+            }
+        }
+    };
+    // Never answer for the server from a cache (rmcp serves stale lists on error).
+    service
+        .running
+        .peer()
+        .set_response_cache_config(ClientCacheConfig::disabled())
+        .await;
+    Ok(Box::new(RmcpClient {
+        server: spec.server.clone(),
+        list_timeout: spec.timeout,
+        service,
+    }))
+}
+
+/// What this client tells servers about itself: the last protocol version that
+/// has the `initialize` handshake, no optional capabilities.
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("zero-policy", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// Parses header pairs; values are marked sensitive so they never show in logs.
+fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("invalid http header name {name:?}"))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| format!("invalid value for http header {name:?}"))?;
+        value.set_sensitive(true);
+        map.append(header, value);
+    }
+    Ok(map)
+}
+
+fn describe_init_error(e: &ClientInitializeError) -> String {
+    match e {
+        ClientInitializeError::ConnectionClosed(_) => {
+            "the server closed the connection during initialize".to_string()
+        }
+        ClientInitializeError::JsonRpcError(data) => format!(
+            "the server rejected initialize: json-rpc error {}: {}",
+            data.code.0, data.message
+        ),
+        ClientInitializeError::TransportError { error, context } => {
+            format!("{context}: {}", error_chain(error.error.as_ref()))
+        }
+        other => error_chain(other),
+    }
+}
+
+/// `e` and its sources, joined by `: `.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s = s.to_string();
+        if !text.ends_with(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+        source = source.and_then(|s| s.source());
+    }
+    text
+}
+
+/// The rmcp session and, for stdio, the server process.
+struct Service {
+    running: RunningService<RoleClient, ClientConfig>,
+    child: Option<ChildProc>,
+}
+
+/// The one [`ToolClient`] implementation, over any rmcp transport.
+struct RmcpClient {
+    server: String,
+    list_timeout: Duration,
+    service: Service,
+}
+
+/// How a [`ServiceError`] is reported.
+enum Failure {
+    /// The connection is gone.
+    Closed(String),
+    /// Anything else, as text.
+    Other(String),
+}
+
+impl RmcpClient {
+    fn classify(e: ServiceError) -> Failure {
+        match e {
+            ServiceError::TransportClosed => Failure::Closed("the transport closed".to_string()),
+            ServiceError::TransportSend(e) => {
+                Failure::Closed(format!("sending failed: {}", error_chain(e.error.as_ref())))
+            }
+            ServiceError::McpError(data) => {
+                Failure::Other(format!("json-rpc error {}: {}", data.code.0, data.message))
+            }
+            ServiceError::UnexpectedResponse => {
+                Failure::Other("the server sent an unexpected response".to_string())
+            }
+            other => Failure::Other(error_chain(&other)),
+        }
+    }
+
+    /// A [`McpError::Closed`] for a dead connection, with the exit status and
+    /// stderr tail of a stdio server.
+    async fn closed(&self, during: &str, why: String) -> McpError {
+        let message = match &self.service.child {
+            Some(child) => match child.death_note(DEATH_GRACE).await {
+                Some(death) => format!("server exited during {during} ({death}){}", child.tail()),
+                None => format!("{why} during {during}{}", child.tail()),
+            },
+            None => format!("{why} during {during}"),
+        };
+        McpError::Closed {
+            server: self.server.clone(),
+            message,
+        }
+    }
+
+    async fn list_all(&self) -> Result<Vec<RemoteTool>, McpError> {
+        let list_err = |message: String| McpError::List {
+            server: self.server.clone(),
+            message,
+        };
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let params = cursor
+                .as_ref()
+                .map(|c| Value::Object(Map::from_iter([("cursor".to_string(), c.clone().into())])));
+            let request = ClientRequest::CustomRequest(CustomRequest::new("tools/list", params));
+            let page = match self.service.running.peer().send_request(request).await {
+                Ok(result) => result_json(result).map_err(list_err)?,
+                Err(e) => {
+                    return Err(match Self::classify(e) {
+                        Failure::Closed(why) => self.closed("tools/list", why).await,
+                        Failure::Other(message) => list_err(message),
+                    });
+                }
+            };
+            let Some(items) = page.get("tools").and_then(Value::as_array) else {
+                return Err(list_err("the result has no `tools` array".to_string()));
+            };
+            tools.extend(items.iter().map(remote_tool));
+            match page.get("nextCursor") {
+                None | Some(Value::Null) => return Ok(tools),
+                Some(Value::String(next)) => {
+                    if !seen.insert(next.clone()) {
+                        return Err(list_err(format!("the server repeated cursor {next:?}")));
+                    }
+                    cursor = Some(next.clone());
+                }
+                Some(other) => {
+                    return Err(list_err(format!("`nextCursor` is not a string: {other}")));
+                }
+            }
+        }
+        Err(list_err(format!("more than {MAX_LIST_PAGES} pages")))
+    }
+
+    async fn call(&self, name: &str, args: Map<String, Value>) -> Result<CallOutput, McpError> {
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
+        match self.service.running.call_tool(params).await {
+            Ok(result) => {
+                let mut out = CallOutput {
+                    is_error: result.is_error.unwrap_or(false),
+                    ..CallOutput::default()
+                };
+                let mut texts = Vec::new();
+                for block in &result.content {
+                    match serde_json::to_value(block) {
+                        Ok(block) => match content_text(&block) {
+                            Ok(text) => texts.push(text),
+                            Err(note) => out.non_text.push(note),
+                        },
+                        Err(e) => out.non_text.push(format!("unreadable content ({e})")),
+                    }
+                }
+                out.text = texts.join("\n");
+                Ok(out)
+            }
+            Err(e) => Err(match Self::classify(e) {
+                Failure::Closed(why) => self.closed(&format!("tools/call {name}"), why).await,
+                Failure::Other(message) => McpError::Call {
+                    server: self.server.clone(),
+                    tool: name.to_string(),
+                    message,
+                },
+            }),
+        }
+    }
+}
+
+impl ToolClient for RmcpClient {
+    fn list_tools(&self) -> BoxFuture<'_, Result<Vec<RemoteTool>, McpError>> {
+        Box::pin(async move {
+            match tokio::time::timeout(self.list_timeout, self.list_all()).await {
+                Ok(result) => result,
+                Err(_) => Err(McpError::Timeout {
+                    server: self.server.clone(),
+                    operation: "tools/list",
+                    timeout: self.list_timeout,
+                    detail: self
+                        .service
+                        .child
+                        .as_ref()
+                        .map(ChildProc::tail)
+                        .unwrap_or_default(),
+                }),
+            }
+        })
+    }
+
+    fn call_tool(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> BoxFuture<'_, Result<CallOutput, McpError>> {
+        let name = name.to_string();
+        Box::pin(async move { self.call(&name, args).await })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
+        let Service { running, child } = self.service;
+        Box::pin(async move {
+            // Ending the service closes the transport: a stdio server sees EOF.
+            let _ = tokio::time::timeout(SERVICE_CLOSE, running.cancel()).await;
+            if let Some(child) = child {
+                child.stop(Stop::Graceful).await;
+            }
+        })
+    }
+}
+
+/// A result as plain JSON, whichever way rmcp's untyped union decoded it (a
+/// listing rmcp's `Tool` rejects, e.g. a nameless tool, arrives as a custom result).
+fn result_json(result: ServerResult) -> Result<Value, String> {
+    match result {
+        ServerResult::CustomResult(custom) => Ok(custom.0),
+        other => serde_json::to_value(&other).map_err(|e| format!("cannot read the result: {e}")),
+    }
+}
+
+fn remote_tool(raw: &Value) -> RemoteTool {
+    let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_string);
+    RemoteTool {
+        name: text("name").filter(|n| !n.is_empty()),
+        description: text("description"),
+        input_schema: raw
+            .get("inputSchema")
+            .filter(|s| !s.is_null())
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"})),
+        annotations: raw.get("annotations").filter(|a| !a.is_null()).cloned(),
+    }
+}
+
+/// The text of a `text` content block, or a note describing any other block.
+fn content_text(block: &Value) -> Result<String, String> {
+    let field =
+        |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
+    let kind = field(block, "type").unwrap_or_default();
+    let base64_len =
+        |data: Option<String>| data.map_or(0, |d| d.trim_end_matches('=').len() * 3 / 4);
+    match kind.as_str() {
+        "text" => Ok(field(block, "text").unwrap_or_default()),
+        "image" | "audio" => Err(format!(
+            "{kind} ({}, {} bytes)",
+            field(block, "mimeType").unwrap_or_else(|| "unknown type".to_string()),
+            base64_len(field(block, "data"))
+        )),
+        "resource" => {
+            let resource = block.get("resource").unwrap_or(&Value::Null);
+            let uri = field(resource, "uri").unwrap_or_default();
+            let mime = field(resource, "mimeType").unwrap_or_else(|| "unknown type".to_string());
+            let size = match field(resource, "text") {
+                Some(text) => text.len(),
+                None => base64_len(field(resource, "blob")),
+            };
+            Err(format!("resource {uri} ({mime}, {size} bytes)"))
+        }
+        "resource_link" => Err(format!(
+            "resource link {}",
+            field(block, "uri").unwrap_or_default()
+        )),
+        other => Err(format!("{other} content")),
+    }
+}
+
+/// How to stop a stdio server.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    /// Its stdin is closed already: wait, then SIGTERM, then SIGKILL.
+    Graceful,
+    /// SIGKILL now.
+    Kill,
+}
+
+#[cfg(unix)]
+const SIGTERM: i32 = 15;
+
+/// A stdio server process: its process group, a monitor task that owns and reaps
+/// it, and its stderr tail.
+struct ChildProc {
+    stderr: Arc<StderrTail>,
+    /// The exit status, once the monitor has reaped the process.
+    exited: watch::Receiver<Option<String>>,
+    /// Tells the monitor to stop the process; dropping it kills the process.
+    stop: Option<oneshot::Sender<Stop>>,
+    monitor: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl ChildProc {
+    fn spawn(
+        command: &str,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: Option<&std::path::Path>,
+    ) -> Result<(Self, ChildStdout, ChildStdin), String> {
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(cwd) = cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut wrap = CommandWrap::from(cmd);
+        #[cfg(unix)]
+        wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+        wrap.wrap(KillOnDrop);
+        let mut child = wrap
+            .spawn()
+            .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (
+            child.stdin().take(),
+            child.stdout().take(),
+            child.stderr().take(),
+        ) else {
+            let _ = child.start_kill();
+            return Err(format!("cannot start {command:?}: its stdio was not piped"));
+        };
+        let tail = Arc::new(StderrTail::default());
+        tokio::spawn(read_stderr(stderr, tail.clone()));
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let (exit_tx, exited) = watch::channel(None);
+        let monitor = tokio::spawn(monitor(child, stop_rx, exit_tx));
+        let proc = Self {
+            stderr: tail,
+            exited,
+            stop: Some(stop_tx),
+            monitor: Some(monitor),
+        };
+        Ok((proc, stdout, stdin))
+    }
+
+    /// `; stderr: …` with the captured tail, or nothing when it is empty.
+    fn tail(&self) -> String {
+        let tail = self.stderr.text();
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!("; stderr: {tail}")
+        }
+    }
+
+    /// The exit status, if the process exits within `grace`; waits a little for
+    /// its last stderr too.
+    async fn death_note(&self, grace: Duration) -> Option<String> {
+        let mut exited = self.exited.clone();
+        let status = tokio::time::timeout(grace, exited.wait_for(Option::is_some))
+            .await
+            .ok()?
+            .ok()?
+            .clone()?;
+        self.stderr.wait_eof(grace).await;
+        Some(status)
+    }
+
+    /// Stops and reaps the process; returns [`ChildProc::tail`].
+    async fn stop(mut self, how: Stop) -> String {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(how);
+        }
+        if let Some(monitor) = self.monitor.take() {
+            let _ = monitor.await;
+        }
+        self.stderr.wait_eof(Duration::from_millis(200)).await;
+        self.tail()
+    }
+}
+
+/// Owns the child: reaps it when it exits on its own, or stops it when asked (or
+/// when the [`ChildProc`] is dropped), then kills whatever is left in its group.
+async fn monitor(
+    mut child: Box<dyn ChildWrapper>,
+    mut stop: oneshot::Receiver<Stop>,
+    exited: watch::Sender<Option<String>>,
+) {
+    let status_text = |status: std::io::Result<std::process::ExitStatus>| match status {
+        Ok(status) => status.to_string(),
+        Err(e) => format!("exit status unknown: {e}"),
+    };
+    let request = tokio::select! {
+        status = child.wait() => {
+            let _ = exited.send(Some(status_text(status)));
+            None
+        }
+        how = &mut stop => Some(how.unwrap_or(Stop::Kill)),
+    };
+    if let Some(how) = request {
+        let status = match how {
+            Stop::Graceful => match tokio::time::timeout(GRACEFUL_EXIT, child.wait()).await {
+                Ok(status) => status,
+                Err(_) => {
+                    #[cfg(unix)]
+                    let _ = child.signal(SIGTERM);
+                    match tokio::time::timeout(TERM_EXIT, child.wait()).await {
+                        Ok(status) => status,
+                        Err(_) => {
+                            let _ = child.start_kill();
+                            child.wait().await
+                        }
+                    }
+                }
+            },
+            Stop::Kill => {
+                let _ = child.start_kill();
+                child.wait().await
+            }
+        };
+        let _ = exited.send(Some(status_text(status)));
+    }
+    // The leader is reaped; SIGKILL anything it left behind in its process group.
+    let _ = child.start_kill();
+}
+
+/// The last [`STDERR_TAIL_BYTES`] a server wrote to stderr.
+#[derive(Default)]
+struct StderrTail {
+    bytes: Mutex<VecDeque<u8>>,
+    eof: watch::Sender<bool>,
+}
+
+impl StderrTail {
+    fn push(&self, chunk: &[u8]) {
+        let mut bytes = self.bytes.lock().unwrap_or_else(|p| p.into_inner());
+        bytes.extend(chunk);
+        let excess = bytes.len().saturating_sub(STDERR_TAIL_BYTES);
+        bytes.drain(..excess);
+    }
+
+    fn text(&self) -> String {
+        let bytes = self.bytes.lock().unwrap_or_else(|p| p.into_inner());
+        let (a, b) = bytes.as_slices();
+        let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        text.trim().to_string()
+    }
+
+    async fn wait_eof(&self, grace: Duration) {
+        let mut eof = self.eof.subscribe();
+        let _ = tokio::time::timeout(grace, eof.wait_for(|done| *done)).await;
+    }
+}
+
+async fn read_stderr(mut stderr: ChildStderr, tail: Arc<StderrTail>) {
+    let mut buf = [0u8; 4096];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => tail.push(&buf[..n]),
+        }
+    }
+    tail.eof.send_replace(true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nameless_and_empty_names_are_none() {
+        assert_eq!(remote_tool(&json!({"inputSchema": {}})).name, None);
+        assert_eq!(remote_tool(&json!({"name": ""})).name, None);
+        assert_eq!(remote_tool(&json!({"name": 7})).name, None);
+        let tool =
+            remote_tool(&json!({"name": "x", "annotations": {"readOnlyHint": true, "z": 1}}));
+        assert_eq!(tool.name.as_deref(), Some("x"));
+        assert_eq!(tool.input_schema, json!({"type": "object"}));
+        assert_eq!(
+            tool.annotations,
+            Some(json!({"readOnlyHint": true, "z": 1}))
+        );
+    }
+
+    #[test]
+    fn content_notes() {
+        assert_eq!(
+            content_text(&json!({"type": "text", "text": "hi"})),
+            Ok("hi".into())
+        );
+        assert_eq!(
+            content_text(&json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})),
+            Err("image (image/png, 3 bytes)".into())
+        );
+        assert_eq!(
+            content_text(&json!({"type": "resource_link", "uri": "file:///x", "name": "x"})),
+            Err("resource link file:///x".into())
+        );
+    }
+
+    #[test]
+    fn stderr_tail_keeps_the_end() {
+        let tail = StderrTail::default();
+        tail.push(&vec![b'a'; STDERR_TAIL_BYTES]);
+        tail.push(b"the end");
+        let text = tail.text();
+        assert_eq!(text.len(), STDERR_TAIL_BYTES);
+        assert!(text.ends_with("the end"));
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let spec = TransportSpec::Http {
+            url: "http://127.0.0.1:1/mcp".into(),
+            headers: vec![("Authorization".into(), "Bearer sekrit".into())],
+        };
+        assert!(!format!("{spec:?}").contains("sekrit"));
+    }
+}

@@ -1,0 +1,543 @@
+//! The document format: what a security team writes in YAML.
+//!
+//! These are the *raw* types, deserialized with source spans and nothing
+//! checked beyond YAML and serde. [`crate::loader`] turns them into checked,
+//! compiled types while collecting every diagnostic. The JSON Schema in
+//! `schemas/zero-policy.schema.json` is generated from these types.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+/// A permission, ordered from the most permissive to the strictest.
+///
+/// `Allow < Prompt < Deny`: the sandbox takes the `max` of every applicable
+/// permission, so the strictest wins.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    /// The call runs without asking.
+    Allow,
+    /// A person must approve the call.
+    Prompt,
+    /// The call never runs.
+    Deny,
+}
+
+impl Permission {
+    /// The kebab-case name used in files and output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Allow => "allow",
+            Permission::Prompt => "prompt",
+            Permission::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The decision for one call, ordered from the most permissive to the strictest.
+///
+/// `Reject` is the strictest: the call was refused before any permission was
+/// considered (unknown tool, scope not granted, bad arguments, a reject rule).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The call may run.
+    Allow,
+    /// The call may run once a person approves it.
+    Prompt,
+    /// The call must not run.
+    Deny,
+    /// The call was refused before permissions were considered.
+    Reject,
+}
+
+impl Decision {
+    /// The name used in files and output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Prompt => "prompt",
+            Decision::Deny => "deny",
+            Decision::Reject => "reject",
+        }
+    }
+}
+
+impl From<Permission> for Decision {
+    fn from(p: Permission) -> Self {
+        match p {
+            Permission::Allow => Decision::Allow,
+            Permission::Prompt => Decision::Prompt,
+            Permission::Deny => Decision::Deny,
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The broad kind of access a tool needs; a session grants a set of scopes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Reads the workspace and nothing else.
+    ReadOnly,
+    /// Changes files.
+    Write,
+    /// Runs commands.
+    Shell,
+    /// Reaches the network.
+    Network,
+}
+
+impl Scope {
+    /// Every scope, in order.
+    pub const ALL: [Scope; 4] = [Scope::ReadOnly, Scope::Write, Scope::Shell, Scope::Network];
+
+    /// The name used in files and output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::ReadOnly => "read_only",
+            Scope::Write => "write",
+            Scope::Shell => "shell",
+            Scope::Network => "network",
+        }
+    }
+
+    /// Parses a scope name.
+    #[must_use]
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What running a tool does to the world, as declared by the host.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffect {
+    /// No effect outside the agent.
+    None,
+    /// Reads files or state.
+    Read,
+    /// Writes files.
+    Write,
+    /// Runs shell commands.
+    Shell,
+    /// Reaches the network.
+    Network,
+    /// Controls local processes or agents.
+    LocalControl,
+    /// Drives a local browser.
+    LocalBrowser,
+    /// Drives the local desktop.
+    LocalDesktop,
+    /// Drives a local terminal.
+    LocalTerminal,
+    /// Touches files outside the workspace.
+    OutOfWorkspace,
+}
+
+impl SideEffect {
+    /// The name used in files and output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SideEffect::None => "none",
+            SideEffect::Read => "read",
+            SideEffect::Write => "write",
+            SideEffect::Shell => "shell",
+            SideEffect::Network => "network",
+            SideEffect::LocalControl => "local_control",
+            SideEffect::LocalBrowser => "local_browser",
+            SideEffect::LocalDesktop => "local_desktop",
+            SideEffect::LocalTerminal => "local_terminal",
+            SideEffect::OutOfWorkspace => "out_of_workspace",
+        }
+    }
+}
+
+impl fmt::Display for SideEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How an MCP server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// A child process speaking JSON-RPC on stdin and stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// The legacy HTTP + server-sent events transport.
+    Sse,
+}
+
+/// What a runtime without a person does with a `prompt` decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnPrompt {
+    /// Treat `prompt` as `deny`.
+    #[default]
+    Deny,
+    /// Ask the client (the agent's user interface) to ask a person.
+    Ask,
+}
+
+/// One YAML file: any mix of settings, tools, servers, rules and tests.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "zero-policy document")]
+pub struct Document {
+    /// The format version; only `1` exists.
+    #[schemars(with = "u32", range(min = 1, max = 1))]
+    pub version: Spanned<u32>,
+    /// Settings; each key may be set in one file only.
+    #[serde(default)]
+    pub settings: Option<RawSettings>,
+    /// Tool manifests.
+    #[serde(default)]
+    pub tools: Vec<RawTool>,
+    /// MCP server manifests.
+    #[serde(default)]
+    pub servers: Vec<RawServer>,
+    /// Sandbox rules: they may only tighten (`prompt` or `deny`).
+    #[serde(default)]
+    pub rules: Vec<RawRule>,
+    /// Relax rules: they may only move `prompt` to `allow`.
+    #[serde(default)]
+    pub relax: Vec<RawRelax>,
+    /// Policy tests, run by `zero-policy test`.
+    #[serde(default)]
+    pub tests: Vec<RawTest>,
+}
+
+/// Engine-wide settings.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSettings {
+    /// Deferral starts when at least this many visible tools are deferral-eligible; 0 disables it.
+    #[schemars(with = "Option<u32>")]
+    pub defer_threshold: Option<Spanned<u32>>,
+    /// How an MCP tool is named: `{server}` and `{tool}` are replaced.
+    #[schemars(with = "Option<String>")]
+    pub mcp_name_format: Option<Spanned<String>>,
+    /// How long a server may take to connect and list its tools (`8s`, `500ms`, `1m`).
+    #[schemars(with = "Option<String>")]
+    pub connect_timeout: Option<Spanned<String>>,
+    /// What a runtime without a person does with `prompt`.
+    #[schemars(with = "Option<OnPrompt>")]
+    pub on_prompt: Option<Spanned<OnPrompt>>,
+    /// Extra secret detectors for the scrubber.
+    pub secrets: Option<RawSecrets>,
+}
+
+/// Extra secret detectors.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSecrets {
+    /// Regular expressions; every match is replaced by `[REDACTED]`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub patterns: Vec<Spanned<String>>,
+    /// Environment variables whose values are scrubbed wherever they appear.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub env: Vec<Spanned<String>>,
+}
+
+/// Declared safety of a tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSafety {
+    /// What the tool does to the world.
+    #[schemars(with = "SideEffect")]
+    pub side_effect: Spanned<SideEffect>,
+    /// The static permission.
+    #[schemars(with = "Permission")]
+    pub permission: Spanned<Permission>,
+    /// Why; required unless the permission is `allow`.
+    #[schemars(with = "Option<String>")]
+    pub reason: Option<Spanned<String>>,
+}
+
+/// A tool manifest.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTool {
+    /// The tool's name, unique across all files: `[A-Za-z0-9_.-]{1,128}`.
+    #[schemars(with = "String", regex(pattern = r"^[A-Za-z0-9_.-]{1,128}$"))]
+    pub name: Spanned<String>,
+    /// What the tool does, shown to the model.
+    pub description: String,
+    /// The access the tool needs.
+    #[schemars(with = "Scope")]
+    pub scope: Spanned<Scope>,
+    /// JSON Schema (draft 2020-12) for the arguments; default: any object.
+    #[serde(default)]
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub parameters: Option<Spanned<serde_json::Value>>,
+    /// Declared safety.
+    pub safety: RawSafety,
+    /// Left out of the advertised list when deferral is on; default false.
+    #[serde(default)]
+    pub deferred: Option<bool>,
+    /// Counts towards the deferral threshold; default: the value of `deferred`.
+    #[serde(default)]
+    pub deferral_eligible: Option<bool>,
+    /// Rejections checked before permissions.
+    #[serde(default)]
+    pub reject: Vec<RawReject>,
+}
+
+/// A reject rule: a local, deterministic refusal before permissions.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawReject {
+    /// Unique across rules, relax rules and reject rules.
+    #[schemars(with = "String", regex(pattern = r"^[a-z0-9][a-z0-9_.-]*$"))]
+    pub id: Spanned<String>,
+    /// A CEL condition.
+    #[schemars(with = "String")]
+    pub when: Spanned<String>,
+    /// What the caller is told.
+    pub message: String,
+}
+
+/// An MCP server manifest.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawServer {
+    /// The server's name: `[a-z0-9][a-z0-9_-]*`, unique.
+    #[schemars(with = "String", regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"))]
+    pub name: Spanned<String>,
+    /// How to reach it.
+    #[schemars(with = "Transport")]
+    pub transport: Spanned<Transport>,
+    /// The program to start (stdio only).
+    #[schemars(with = "Option<String>")]
+    pub command: Option<Spanned<String>>,
+    /// Its arguments (stdio only).
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Its environment; `${env:NAME}` is read from the host environment.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub env: BTreeMap<String, Spanned<String>>,
+    /// The endpoint (http and sse only).
+    #[schemars(with = "Option<String>")]
+    pub url: Option<Spanned<String>>,
+    /// Request headers (http and sse only); `${env:NAME}` allowed.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub headers: BTreeMap<String, Spanned<String>>,
+    /// How long to connect and list; default `settings.connect_timeout`.
+    #[schemars(with = "Option<String>")]
+    pub connect_timeout: Option<Spanned<String>>,
+    /// Globs over the server's own tool names; default `["*"]`.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub include: Option<Vec<Spanned<String>>>,
+    /// Globs over the server's own tool names to leave out.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub exclude: Vec<Spanned<String>>,
+    /// Safety imposed on every tool of this server.
+    #[serde(default)]
+    pub safety: Option<RawPartialSafety>,
+    /// Per-tool safety; the first matching entry wins.
+    #[serde(default)]
+    pub overrides: Vec<RawOverride>,
+}
+
+/// Safety where every field falls back to a default.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPartialSafety {
+    /// What the tool does to the world.
+    #[schemars(with = "Option<SideEffect>")]
+    pub side_effect: Option<Spanned<SideEffect>>,
+    /// The static permission.
+    #[schemars(with = "Option<Permission>")]
+    pub permission: Option<Spanned<Permission>>,
+    /// Why.
+    #[schemars(with = "Option<String>")]
+    pub reason: Option<Spanned<String>>,
+}
+
+/// Safety for the server's tools whose names match.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawOverride {
+    /// Globs over the server's own tool names.
+    #[schemars(with = "Vec<String>")]
+    pub tools: Vec<Spanned<String>>,
+    /// The safety for them; missing fields come from the server's safety.
+    pub safety: RawPartialSafety,
+}
+
+/// A sandbox rule: it may only tighten.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    /// Unique across rules, relax rules and reject rules.
+    #[schemars(with = "String", regex(pattern = r"^[a-z0-9][a-z0-9_.-]*$"))]
+    pub id: Spanned<String>,
+    /// What the rule is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Globs over final tool names; default `["*"]`.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub tools: Option<Vec<Spanned<String>>>,
+    /// A CEL condition.
+    #[schemars(with = "String")]
+    pub when: Spanned<String>,
+    /// `deny` or `prompt`.
+    #[schemars(with = "RuleAction")]
+    pub action: Spanned<Permission>,
+    /// Why; shown to the caller.
+    #[schemars(with = "Option<String>")]
+    pub reason: Option<Spanned<String>>,
+    /// Example calls, checked by `lint` and `test`.
+    #[serde(default)]
+    pub examples: Option<RawExamples>,
+}
+
+/// The two actions a sandbox rule may take (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[expect(dead_code, reason = "only describes the schema of `action`")]
+enum RuleAction {
+    Prompt,
+    Deny,
+}
+
+/// The one target a relax rule may have (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[expect(dead_code, reason = "only describes the schema of `to`")]
+enum RelaxTarget {
+    Allow,
+}
+
+/// A relax rule: it may only move `prompt` to `allow`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRelax {
+    /// Unique across rules, relax rules and reject rules.
+    #[schemars(with = "String", regex(pattern = r"^[a-z0-9][a-z0-9_.-]*$"))]
+    pub id: Spanned<String>,
+    /// What the rule is for.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Globs over final tool names; default `["*"]`.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub tools: Option<Vec<Spanned<String>>>,
+    /// A CEL condition.
+    #[schemars(with = "String")]
+    pub when: Spanned<String>,
+    /// `allow`, the only legal value.
+    #[schemars(with = "Option<RelaxTarget>")]
+    pub to: Option<Spanned<Permission>>,
+    /// Why.
+    #[schemars(with = "Option<String>")]
+    pub reason: Option<Spanned<String>>,
+    /// Example calls, checked by `lint` and `test`.
+    #[serde(default)]
+    pub examples: Option<RawExamples>,
+}
+
+/// Example calls of a rule.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawExamples {
+    /// Calls the rule must match.
+    #[serde(default, rename = "match")]
+    pub matches: Vec<RawCall>,
+    /// Calls the rule must not match.
+    #[serde(default)]
+    pub no_match: Vec<RawCall>,
+}
+
+/// A tool call as written in a file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCall {
+    /// The final tool name.
+    #[schemars(with = "String")]
+    pub tool: Spanned<String>,
+    /// The arguments.
+    #[serde(default)]
+    pub args: Option<serde_json::Value>,
+    /// The caller's context.
+    #[serde(default)]
+    pub session: Option<RawSession>,
+}
+
+/// The caller's context as written in a file.
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSession {
+    /// The agent's mode, e.g. `ask`, `plan`, `auto`; default `ask`.
+    pub mode: Option<String>,
+    /// The workspace folder; default the current folder.
+    pub workspace: Option<String>,
+    /// The scopes granted; default all four.
+    pub scopes: Option<Vec<Scope>>,
+    /// Free-form labels.
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+/// A policy test.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawTest {
+    /// What the test checks.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// The call.
+    pub call: RawCall,
+    /// What must come out.
+    pub expect: RawExpect,
+}
+
+/// The expected outcome of a policy test.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawExpect {
+    /// The decision.
+    pub decision: Decision,
+    /// Exactly these rule ids matched, in any order.
+    #[serde(default)]
+    pub matched: Option<Vec<String>>,
+}

@@ -1,0 +1,446 @@
+//! All printing happens here: diagnostics in four formats, explanations,
+//! the tool table and test reports.
+
+use std::io::{IsTerminal, Write};
+
+use serde_json::json;
+
+use crate::diagnostic::{self, Code, Diagnostic, Severity};
+use crate::dispatch::{Call, Evaluation};
+use crate::registry::Registry;
+use crate::testing::Report;
+
+/// Writes to standard output, ignoring a closed pipe.
+pub fn stdout(s: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(s.as_bytes());
+    let _ = out.flush();
+}
+
+/// Writes to standard error.
+pub fn stderr(s: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(s.as_bytes());
+}
+
+/// Prints `error: message` on standard error.
+pub fn error(message: &str) {
+    stderr(&format!("error: {message}\n"));
+}
+
+fn color_on(stream_is_tty: bool) -> bool {
+    stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn json_line(v: &serde_json::Value) {
+    stdout(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).unwrap_or_default()
+    ));
+}
+
+/// miette graphical reports on standard error.
+pub fn diagnostics_human(diags: &[Diagnostic]) {
+    let color = color_on(std::io::stderr().is_terminal());
+    for d in diags {
+        stderr(&diagnostic::render_human(d, color));
+        stderr("\n");
+    }
+}
+
+/// One JSON document with every diagnostic.
+pub fn diagnostics_json(diags: &[Diagnostic]) {
+    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    json_line(&json!({
+        "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
+        "errors": errors,
+        "warnings": diags.len() - errors,
+    }));
+}
+
+/// The SARIF 2.1.0 log of a lint run.
+#[must_use]
+pub fn sarif(diags: &[Diagnostic]) -> serde_json::Value {
+    let rules: Vec<serde_json::Value> = Code::ALL
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.as_str(),
+                "name": c.as_str(),
+                "shortDescription": {"text": c.description()},
+                "fullDescription": {"text": c.description()},
+                "help": {"text": c.description()},
+                "defaultConfiguration": {"level": match c.severity() {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                }},
+            })
+        })
+        .collect();
+    let results: Vec<serde_json::Value> = diags
+        .iter()
+        .map(|d| {
+            let j = d.to_json();
+            let rule_index = Code::ALL.iter().position(|c| *c == d.code).unwrap_or(0);
+            let mut message = d.message.clone();
+            if let Some(h) = &d.help {
+                message.push_str(&format!("\nhelp: {h}"));
+            }
+            let mut result = json!({
+                "ruleId": d.code.as_str(),
+                "ruleIndex": rule_index,
+                "level": match d.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "message": {"text": message},
+            });
+            if d.location.is_some() {
+                result["locations"] = json!([{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": j.file.replace('\\', "/")},
+                        "region": {
+                            "startLine": j.line.max(1),
+                            "startColumn": j.column.max(1),
+                            "endLine": j.end_line.max(j.line).max(1),
+                            "endColumn": j.end_column.max(1),
+                        }
+                    }
+                }]);
+            }
+            result
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "zero-policy",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/zero-policy/zero-policy",
+                "rules": rules,
+            }},
+            "results": results,
+        }]
+    })
+}
+
+/// SARIF 2.1.0 on standard output.
+pub fn diagnostics_sarif(diags: &[Diagnostic]) {
+    json_line(&sarif(diags));
+}
+
+/// Escapes a GitHub workflow command's data.
+fn gh_escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escapes a GitHub workflow command's property.
+fn gh_escape_prop(s: &str) -> String {
+    gh_escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The GitHub workflow command for one diagnostic.
+#[must_use]
+pub fn github_line(d: &Diagnostic) -> String {
+    let j = d.to_json();
+    let level = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let mut msg = d.message.clone();
+    if let Some(h) = &d.help {
+        msg.push_str(&format!("\nhelp: {h}"));
+    }
+    if d.location.is_some() {
+        format!(
+            "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}",
+            gh_escape_prop(j.file),
+            j.line,
+            j.column,
+            j.end_line,
+            j.end_column,
+            gh_escape_prop(d.code.as_str()),
+            gh_escape_data(&msg)
+        )
+    } else {
+        format!(
+            "::{level} title={}::{}",
+            gh_escape_prop(d.code.as_str()),
+            gh_escape_data(&msg)
+        )
+    }
+}
+
+/// GitHub workflow commands on standard output.
+pub fn diagnostics_github(diags: &[Diagnostic]) {
+    let mut s = String::new();
+    for d in diags {
+        s.push_str(&github_line(d));
+        s.push('\n');
+    }
+    stdout(&s);
+}
+
+fn scrubbed_args(registry: &Registry, call: &Call) -> serde_json::Value {
+    let mut args = call.args.clone();
+    registry.scrubber().scrub_json(&mut args);
+    args
+}
+
+/// The human account of an evaluation.
+#[must_use]
+pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String {
+    let mut s = String::new();
+    let args = serde_json::to_string(&scrubbed_args(registry, call)).unwrap_or_default();
+    s.push_str(&format!("call     {} {}\n", registry.scrubber().scrub_str(&call.tool), args));
+    let labels = call
+        .session
+        .labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    s.push_str(&format!(
+        "session  mode={} workspace={} scopes={}{}\n",
+        call.session.mode,
+        call.session.workspace,
+        call.session
+            .scopes
+            .iter()
+            .map(|x| x.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+        if labels.is_empty() { String::new() } else { format!(" labels={labels}") }
+    ));
+    if let Some(tool) = registry.get(&call.tool) {
+        if let Some(hints) = &tool.hints {
+            s.push_str(&format!(
+                "hints    {} (from the server: untrusted, never used to decide)\n",
+                serde_json::to_string(hints).unwrap_or_default()
+            ));
+        }
+        for (id, why) in &tool.skipped_relax {
+            s.push_str(&format!("note     relax rule `{id}` is not applied: {why}\n"));
+        }
+    }
+    s.push('\n');
+    for (i, step) in ev.steps.iter().enumerate() {
+        s.push_str(&format!(
+            "{:>2}. {:<11} {:<8} {}\n",
+            i + 1,
+            step.step.as_str(),
+            step.outcome.as_str(),
+            registry.scrubber().scrub_str(&step.detail)
+        ));
+    }
+    if !ev.matched.is_empty() {
+        s.push_str("\nmatched\n");
+        for m in &ev.matched {
+            s.push_str(&format!(
+                "  {:<8} {:<28} {:<7} {}:{}\n",
+                m.kind.as_str(),
+                m.id,
+                m.action.as_str(),
+                m.file,
+                m.line
+            ));
+        }
+    }
+    if !ev.errors.is_empty() {
+        s.push_str("\nrule errors (each failed closed)\n");
+        for e in &ev.errors {
+            s.push_str(&format!(
+                "  {:<8} {:<28} counted as {}: {}\n",
+                e.kind.as_str(),
+                e.id,
+                e.counted_as,
+                registry.scrubber().scrub_str(&e.message)
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "\ndecision {}{}\n",
+        ev.decision,
+        match (&ev.reject_reason, &ev.reason) {
+            (Some(r), _) | (None, Some(r)) => format!(": {}", registry.scrubber().scrub_str(r)),
+            _ => String::new(),
+        }
+    ));
+    if let (Some(st), Some(ef)) = (ev.static_permission, ev.effective_permission) {
+        s.push_str(&format!("         static {st}, effective {ef}\n"));
+    }
+    s
+}
+
+/// Prints the human account of an evaluation.
+pub fn explain_human(registry: &Registry, call: &Call, ev: &Evaluation) {
+    stdout(&explain_text(registry, call, ev));
+}
+
+/// The JSON account of an evaluation; secrets in the arguments are scrubbed.
+#[must_use]
+pub fn explain_value(registry: &Registry, call: &Call, ev: &Evaluation) -> serde_json::Value {
+    let mut v = serde_json::to_value(ev).unwrap_or_default();
+    v["args"] = scrubbed_args(registry, call);
+    v["session"] = serde_json::to_value(&call.session).unwrap_or_default();
+    if let Some(tool) = registry.get(&call.tool) {
+        v["hints"] = tool.hints.clone().unwrap_or(serde_json::Value::Null);
+        v["source"] = serde_json::to_value(&tool.source).unwrap_or_default();
+    }
+    // Step details and errors may quote arguments: they leave through the scrubber too.
+    let text = serde_json::to_string(&v).unwrap_or_default();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    registry.scrubber().scrub_json(&mut v);
+    v
+}
+
+/// Prints the JSON account of an evaluation.
+pub fn explain_json(registry: &Registry, call: &Call, ev: &Evaluation) {
+    json_line(&explain_value(registry, call, ev));
+}
+
+/// The registry as JSON values.
+#[must_use]
+pub fn tools_value(registry: &Registry) -> serde_json::Value {
+    let tools: Vec<serde_json::Value> = registry
+        .tools()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "source": t.source,
+                "server": t.source.server(),
+                "remote_name": t.source.remote_name(),
+                "scope": t.scope,
+                "side_effect": t.safety.side_effect,
+                "permission": t.safety.permission,
+                "reason": t.safety.reason,
+                "deferred": t.deferred,
+                "deferral_eligible": t.deferral_eligible,
+                "hints": t.hints,
+            })
+        })
+        .collect();
+    json!({
+        "tools": tools,
+        "skipped_servers": registry.skipped_servers(),
+    })
+}
+
+/// Prints the registry as JSON.
+pub fn tools_json(registry: &Registry) {
+    json_line(&tools_value(registry));
+}
+
+/// The registry as a table.
+#[must_use]
+pub fn tools_text(registry: &Registry) -> String {
+    let rows: Vec<[String; 6]> = registry
+        .tools()
+        .map(|t| {
+            [
+                t.name.clone(),
+                match &t.source {
+                    crate::registry::ToolSource::Manifest { file, line } => format!("{file}:{line}"),
+                    crate::registry::ToolSource::Mcp { server, .. } => format!("mcp:{server}"),
+                    crate::registry::ToolSource::Builtin => "builtin".into(),
+                },
+                t.scope.to_string(),
+                t.safety.side_effect.to_string(),
+                t.safety.permission.to_string(),
+                if t.deferred { "yes".into() } else { "no".into() },
+            ]
+        })
+        .collect();
+    let header = ["NAME", "SOURCE", "SCOPE", "SIDE EFFECT", "PERMISSION", "DEFERRED"];
+    let mut widths = header.map(str::len);
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r.iter()) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        s.push('\n');
+        s
+    };
+    let mut s = line(&header.map(String::from));
+    for r in &rows {
+        s.push_str(&line(r));
+    }
+    s.push_str(&format!("\n{} tools\n", rows.len()));
+    for sk in registry.skipped_servers() {
+        s.push_str(&format!(
+            "skipped server `{}`: {} ({})\n",
+            sk.server, sk.reason, sk.detail
+        ));
+    }
+    s
+}
+
+/// Prints the registry as a table.
+pub fn tools_human(registry: &Registry) {
+    stdout(&tools_text(registry));
+}
+
+/// The human test report.
+#[must_use]
+pub fn test_text(report: &Report, coverage: bool) -> String {
+    let mut s = String::new();
+    for r in report.results.iter().filter(|r| !r.passed) {
+        s.push_str(&format!("FAIL {} ({}:{})\n", r.name, r.file, r.line));
+        if let (Some(f), None) = (&r.failure, r.expected_decision) {
+            s.push_str(&format!("     {f}\n"));
+        }
+        if let Some(exp) = r.expected_decision {
+            s.push_str(&format!(
+                "     decision: expected {exp}, actual {}{}\n",
+                r.actual_decision,
+                if exp == r.actual_decision { "" } else { "  <- differs" }
+            ));
+        }
+        if let Some(exp) = &r.expected_matched {
+            s.push_str(&format!("     matched:  expected [{}]\n", exp.join(", ")));
+        }
+        s.push_str(&format!("     matched:  actual   [{}]\n", r.actual_matched.join(", ")));
+        if let Some(why) = &r.reject_reason {
+            s.push_str(&format!("     rejected: {why}\n"));
+        }
+        for e in &r.errors {
+            s.push_str(&format!(
+                "     rule error: `{}` ({}): {}\n",
+                e.id, e.counted_as, e.message
+            ));
+        }
+    }
+    if coverage {
+        s.push_str(&format!(
+            "coverage: {} of {} rules matched by a test or example ({:.1}%)\n",
+            report.rules - report.uncovered.len(),
+            report.rules,
+            report.coverage()
+        ));
+        for id in &report.uncovered {
+            s.push_str(&format!("  not covered: {id}\n"));
+        }
+    }
+    s.push_str(&format!("{} passed, {} failed\n", report.passed, report.failed));
+    s
+}
+
+/// Prints the human test report.
+pub fn test_human(report: &Report, coverage: bool) {
+    stdout(&test_text(report, coverage));
+}
+
+/// Prints the test report as JSON.
+pub fn test_json(report: &Report) {
+    let mut v = serde_json::to_value(report).unwrap_or_default();
+    v["coverage"] = json!(report.coverage());
+    json_line(&v);
+}

@@ -1,0 +1,307 @@
+//! Checked, compiled policy: what the loader produces and the registry uses.
+//!
+//! Everything here is validated and compiled: CEL programs, glob sets,
+//! JSON-Schema parameters. Nothing is parsed per call.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use globset::GlobSet;
+use serde::Serialize;
+
+use crate::cel::{CelEnv, Expression, PatternCache};
+use crate::diagnostic::{Location, SourceFile, Span};
+use crate::dispatch::Call;
+use crate::loader::scalar::ScalarMap;
+use crate::model::{Decision, OnPrompt, Permission, Scope, SideEffect, Transport};
+
+/// Where something was written.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The file.
+    pub file: SourceFile,
+    /// The byte range of the item's key node (a name or id).
+    pub span: Span,
+}
+
+impl Origin {
+    /// The 1-based line.
+    #[must_use]
+    pub fn line(&self) -> usize {
+        self.file.line_col(self.span.offset).0
+    }
+
+    /// As a diagnostic location.
+    #[must_use]
+    pub fn location(&self) -> Location {
+        Location {
+            file: self.file.clone(),
+            span: self.span,
+        }
+    }
+}
+
+/// Engine-wide settings with their defaults applied.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Deferral starts at this many deferral-eligible tools; 0 disables it.
+    pub defer_threshold: u32,
+    /// How MCP tools are named.
+    pub mcp_name_format: String,
+    /// Default connect timeout for MCP servers.
+    pub connect_timeout: Duration,
+    /// What a runtime without a person does with `prompt`.
+    pub on_prompt: OnPrompt,
+    /// Extra secret regexes.
+    pub secret_patterns: Vec<String>,
+    /// Environment variables whose values are scrubbed.
+    pub secret_env: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            defer_threshold: 3,
+            mcp_name_format: "mcp__{server}__{tool}".into(),
+            connect_timeout: Duration::from_secs(8),
+            on_prompt: OnPrompt::Deny,
+            secret_patterns: Vec::new(),
+            secret_env: Vec::new(),
+        }
+    }
+}
+
+/// Declared safety.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Safety {
+    /// What the tool does.
+    pub side_effect: SideEffect,
+    /// The static permission.
+    pub permission: Permission,
+    /// Why.
+    pub reason: Option<String>,
+}
+
+/// The three kinds of rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleKind {
+    /// Refuses a call before permissions (declared on a tool).
+    Reject,
+    /// Moves `prompt` to `allow`.
+    Relax,
+    /// Tightens to `prompt` or `deny`.
+    Sandbox,
+}
+
+impl RuleKind {
+    /// The name used in output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Reject => "reject",
+            RuleKind::Relax => "relax",
+            RuleKind::Sandbox => "sandbox",
+        }
+    }
+}
+
+/// An example call of a rule.
+#[derive(Debug, Clone)]
+pub struct Example {
+    /// The call.
+    pub call: Call,
+    /// Whether the rule must match it.
+    pub should_match: bool,
+    /// Where it was written.
+    pub origin: Origin,
+}
+
+/// A compiled rule of any kind.
+#[derive(Debug)]
+pub struct Rule {
+    /// The id, unique across all rules.
+    pub id: String,
+    /// Which kind.
+    pub kind: RuleKind,
+    /// What it is for.
+    pub description: Option<String>,
+    /// The `tools:` globs as written (reject rules: the tool's own name).
+    pub tool_patterns: Vec<(String, Origin)>,
+    /// The same globs, compiled.
+    pub tools: GlobSet,
+    /// The condition.
+    pub when: Expression,
+    /// Maps positions in `when` to the file.
+    pub when_map: ScalarMap,
+    /// Where `when` was written.
+    pub when_origin: Origin,
+    /// The decision when it matches: `prompt`/`deny` (sandbox), `allow` (relax), `reject`.
+    pub action: Decision,
+    /// The reason (sandbox, relax) or message (reject).
+    pub reason: Option<String>,
+    /// Example calls.
+    pub examples: Vec<Example>,
+    /// Where the id was written.
+    pub origin: Origin,
+}
+
+impl Rule {
+    /// The file location of a byte range inside `when`.
+    #[must_use]
+    pub fn when_location(&self, start: usize, end: usize) -> Location {
+        let (a, b) = self.when_map.range(start, end);
+        Location {
+            file: self.when_origin.file.clone(),
+            span: Span {
+                offset: a,
+                len: b - a,
+            },
+        }
+    }
+}
+
+/// A tool declared in a manifest.
+#[derive(Debug)]
+pub struct ToolDef {
+    /// The final name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The scope.
+    pub scope: Scope,
+    /// Declared safety.
+    pub safety: Safety,
+    /// JSON Schema for the arguments.
+    pub parameters: serde_json::Value,
+    /// Left out of the advertised list when deferral is on.
+    pub deferred: bool,
+    /// Counts towards the deferral threshold.
+    pub deferral_eligible: bool,
+    /// Reject rules, in written order.
+    pub reject: Vec<Arc<Rule>>,
+    /// Where the name was written.
+    pub origin: Origin,
+}
+
+/// Per-tool safety for an MCP server's tools.
+#[derive(Debug, Clone)]
+pub struct Override {
+    /// Globs over the server's own tool names, as written.
+    pub patterns: Vec<String>,
+    /// The same, compiled.
+    pub tools: GlobSet,
+    /// The safety.
+    pub safety: Safety,
+    /// Where the entry was written.
+    pub origin: Origin,
+}
+
+/// A value that may name a host environment variable: `${env:NAME}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvString(pub String);
+
+impl EnvString {
+    /// Replaces each `${env:NAME}` with the variable's value from `lookup`.
+    ///
+    /// # Errors
+    /// A variable that is not set.
+    pub fn resolve(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+        let mut out = String::new();
+        let mut rest = self.0.as_str();
+        while let Some(i) = rest.find("${env:") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 6..];
+            let Some(end) = after.find('}') else {
+                return Err("unterminated `${env:`".into());
+            };
+            let name = &after[..end];
+            match lookup(name) {
+                Some(v) => out.push_str(&v),
+                None => return Err(format!("environment variable `{name}` is not set")),
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+/// A checked MCP server manifest.
+#[derive(Debug, Clone)]
+pub struct ServerDef {
+    /// The name.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// The program (stdio).
+    pub command: Option<String>,
+    /// Its arguments (stdio).
+    pub args: Vec<String>,
+    /// Its environment.
+    pub env: BTreeMap<String, EnvString>,
+    /// The endpoint (http, sse).
+    pub url: Option<EnvString>,
+    /// Request headers (http, sse).
+    pub headers: BTreeMap<String, EnvString>,
+    /// How long to connect and list.
+    pub connect_timeout: Duration,
+    /// Include globs as written.
+    pub include_patterns: Vec<String>,
+    /// Include globs.
+    pub include: GlobSet,
+    /// Exclude globs.
+    pub exclude: GlobSet,
+    /// Safety imposed on every tool.
+    pub safety: Safety,
+    /// Per-tool safety; the first match wins.
+    pub overrides: Vec<Override>,
+    /// Where the name was written.
+    pub origin: Origin,
+}
+
+/// A policy test.
+#[derive(Debug, Clone)]
+pub struct TestCase {
+    /// Its name.
+    pub name: String,
+    /// The call.
+    pub call: Call,
+    /// The expected decision.
+    pub decision: Decision,
+    /// The exact rule ids expected to match, if given.
+    pub matched: Option<Vec<String>>,
+    /// Where the name was written.
+    pub origin: Origin,
+}
+
+/// Everything loaded, checked and compiled.
+#[derive(Debug)]
+pub struct Policy {
+    /// The files read, in path order.
+    pub files: Vec<SourceFile>,
+    /// Settings.
+    pub settings: Settings,
+    /// Manifest tools.
+    pub tools: Vec<ToolDef>,
+    /// MCP servers.
+    pub servers: Vec<ServerDef>,
+    /// Sandbox and relax rules (reject rules live on their tools).
+    pub rules: Vec<Arc<Rule>>,
+    /// Policy tests.
+    pub tests: Vec<TestCase>,
+    /// Literal globs and regexes compiled at load.
+    pub patterns: Arc<PatternCache>,
+    /// The CEL environment the rules were compiled with.
+    pub cel: CelEnv,
+}
+
+impl Policy {
+    /// Every rule: sandbox, relax, and the reject rules of every tool.
+    pub fn all_rules(&self) -> impl Iterator<Item = &Arc<Rule>> {
+        self.rules
+            .iter()
+            .chain(self.tools.iter().flat_map(|t| t.reject.iter()))
+    }
+}

@@ -1,0 +1,555 @@
+//! The registry: every tool, manifest and MCP alike, with its rules resolved.
+//!
+//! For each tool, the reject, relax and sandbox rules that apply to it are
+//! found once, when the tool is registered (the `tools:` globs are matched
+//! then), so a call evaluates only its own rules.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::dispatch::Call;
+use crate::model::{Permission, Scope};
+use crate::policy::{Origin, Policy, Rule, RuleKind, Safety, ServerDef, Settings};
+use crate::runtime::{Dispatcher, Executor, Tool, ToolError, ToolOutput};
+use crate::scrub::Scrubber;
+
+/// Where a registered tool came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolSource {
+    /// Declared in a manifest file.
+    Manifest {
+        /// The file.
+        file: String,
+        /// The line of its name.
+        line: usize,
+    },
+    /// Served by an MCP server; safety imposed by the host's manifest.
+    Mcp {
+        /// The server's name.
+        server: String,
+        /// The server's own name for the tool.
+        remote_name: String,
+        /// The override entry that set the safety, if one did (`file:line`).
+        safety_from: Option<String>,
+    },
+    /// Registered in code by the host.
+    Builtin,
+}
+
+impl ToolSource {
+    /// A short phrase for `explain`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self {
+            ToolSource::Manifest { file, line } => format!("manifest {file}:{line}"),
+            ToolSource::Mcp {
+                server,
+                remote_name,
+                ..
+            } => format!("MCP server `{server}`, tool `{remote_name}`"),
+            ToolSource::Builtin => "registered by the host".into(),
+        }
+    }
+
+    /// Where the static permission was set, for `explain`.
+    #[must_use]
+    pub fn safety_origin(&self) -> String {
+        match self {
+            ToolSource::Manifest { file, line } => format!("the manifest ({file}:{line})"),
+            ToolSource::Mcp {
+                server,
+                safety_from: Some(at),
+                ..
+            } => format!("the host's override for server `{server}` ({at})"),
+            ToolSource::Mcp { server, .. } => {
+                format!("the host's safety for server `{server}` (never the server's own hints)")
+            }
+            ToolSource::Builtin => "the host's tool definition".into(),
+        }
+    }
+
+    /// `""` for manifest tools, the server for MCP tools.
+    #[must_use]
+    pub fn server(&self) -> &str {
+        match self {
+            ToolSource::Mcp { server, .. } => server,
+            _ => "",
+        }
+    }
+
+    /// The server's own name for the tool (MCP), or `""`.
+    #[must_use]
+    pub fn remote_name(&self) -> &str {
+        match self {
+            ToolSource::Mcp { remote_name, .. } => remote_name,
+            _ => "",
+        }
+    }
+}
+
+/// A tool in the registry.
+#[derive(Debug)]
+pub struct RegisteredTool {
+    /// The final name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// Where it came from.
+    pub source: ToolSource,
+    /// The scope it needs.
+    pub scope: Scope,
+    /// Its safety (host-imposed for MCP tools).
+    pub safety: Safety,
+    /// JSON Schema for the arguments.
+    pub parameters: serde_json::Value,
+    /// Left out of the advertised list when deferral is on.
+    pub deferred: bool,
+    /// Counts towards the deferral threshold.
+    pub deferral_eligible: bool,
+    /// The server's annotations: untrusted hints that change no decision.
+    pub hints: Option<serde_json::Value>,
+    /// Relax rules that match this tool by name but were not applied, with why.
+    pub skipped_relax: Vec<(String, String)>,
+    pub(crate) validator: Option<jsonschema::Validator>,
+    pub(crate) reject: Vec<Arc<Rule>>,
+    pub(crate) relax: Vec<Arc<Rule>>,
+    pub(crate) sandbox: Vec<Arc<Rule>>,
+    pub(crate) cel_value: ::cel::Value,
+    pub(crate) dispatcher: Dispatcher,
+}
+
+impl RegisteredTool {
+    /// Checks the arguments against the parameters; the message names each failing path.
+    pub(crate) fn validate(&self, args: &serde_json::Value) -> Result<(), String> {
+        if !args.is_object() {
+            return Err("the arguments are not a JSON object".into());
+        }
+        let Some(v) = &self.validator else {
+            return Err("the tool's parameters are not a valid JSON Schema".into());
+        };
+        let errors: Vec<String> = v
+            .iter_errors(args)
+            .take(5)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() {
+                    format!("arguments: {e}")
+                } else {
+                    format!("argument `{path}`: {e}")
+                }
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("invalid arguments: {}", errors.join("; ")))
+        }
+    }
+
+    /// The rules that apply to this tool, by kind.
+    #[must_use]
+    pub fn rules(&self, kind: RuleKind) -> &[Arc<Rule>] {
+        match kind {
+            RuleKind::Reject => &self.reject,
+            RuleKind::Relax => &self.relax,
+            RuleKind::Sandbox => &self.sandbox,
+        }
+    }
+
+    pub(crate) async fn execute(&self, call: &Call) -> Result<ToolOutput, ToolError> {
+        self.dispatcher.run(&self.name, call).await
+    }
+}
+
+/// A server that registered no tools, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedServer {
+    /// The server.
+    pub server: String,
+    /// A stable reason code: `connect-failed`, `timeout`, `list-failed`,
+    /// `nameless-tool`, `name-conflict`, `invalid-schema`.
+    pub reason: String,
+    /// Details.
+    pub detail: String,
+}
+
+/// Why a tool could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// The name is taken.
+    #[error("tool `{0}` is already registered")]
+    Duplicate(String),
+    /// No such tool.
+    #[error("no tool `{0}`")]
+    Unknown(String),
+    /// The tool's parameters are not a valid JSON Schema.
+    #[error("the parameters of `{0}` are not a valid JSON Schema: {1}")]
+    InvalidSchema(String, String),
+    /// A setting cannot be used (a bad secret pattern).
+    #[error("{0}")]
+    Settings(String),
+}
+
+/// Every tool, with its rules resolved; the home of the one dispatch path.
+pub struct Registry {
+    tools: Vec<Arc<RegisteredTool>>,
+    index: HashMap<String, usize>,
+    rules: Vec<Arc<Rule>>,
+    settings: Settings,
+    servers: Vec<ServerDef>,
+    skipped: Vec<SkippedServer>,
+    scrubber: Scrubber,
+    pub(crate) root: ::cel::Context<'static, 'static>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.len())
+            .field("rules", &self.rules.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Lowercases a name part and turns runs outside `[a-z0-9_-]` into `_`, trimmed of `_`.
+#[must_use]
+pub fn sanitize_name_part(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_run = false;
+    for c in s.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
+            out.push(c);
+            in_run = false;
+        } else if !in_run {
+            out.push('_');
+            in_run = true;
+        }
+    }
+    out.trim_matches('_').to_string()
+}
+
+/// The final name of an MCP tool under a name format.
+#[must_use]
+pub fn mcp_tool_name(format: &str, server: &str, tool: &str) -> String {
+    format
+        .replace("{server}", &sanitize_name_part(server))
+        .replace("{tool}", &sanitize_name_part(tool))
+}
+
+fn tool_cel_value(
+    name: &str,
+    source: &ToolSource,
+    scope: Scope,
+    safety: &Safety,
+    deferred: bool,
+) -> ::cel::Value {
+    let v = serde_json::json!({
+        "name": name,
+        "server": source.server(),
+        "remote_name": source.remote_name(),
+        "scope": scope.as_str(),
+        "side_effect": safety.side_effect.as_str(),
+        "permission": safety.permission.as_str(),
+        "deferred": deferred,
+    });
+    ::cel::to_value(&v).unwrap_or(::cel::Value::Null)
+}
+
+/// What is needed to register one tool.
+pub(crate) struct NewTool {
+    pub name: String,
+    pub description: String,
+    pub source: ToolSource,
+    pub scope: Scope,
+    pub safety: Safety,
+    pub parameters: serde_json::Value,
+    pub deferred: bool,
+    pub deferral_eligible: bool,
+    pub hints: Option<serde_json::Value>,
+    pub reject: Vec<Arc<Rule>>,
+    pub dispatcher: Dispatcher,
+}
+
+impl Registry {
+    /// Builds the registry of a loaded policy's manifest tools.
+    ///
+    /// # Errors
+    /// A setting the scrubber cannot use, or the CEL function library failed to register.
+    pub fn new(policy: &Policy) -> Result<Registry, RegistryError> {
+        let secret_values: Vec<String> = policy
+            .settings
+            .secret_env
+            .iter()
+            .filter_map(|n| std::env::var(n).ok())
+            .collect();
+        let scrubber = Scrubber::new(&policy.settings.secret_patterns, secret_values)
+            .map_err(|e| RegistryError::Settings(e.to_string()))?;
+        Self::with_scrubber(policy, scrubber)
+    }
+
+    /// As [`Registry::new`] with a given scrubber.
+    ///
+    /// # Errors
+    /// The CEL function library failed to register (a bug).
+    pub fn with_scrubber(policy: &Policy, scrubber: Scrubber) -> Result<Registry, RegistryError> {
+        let root = policy
+            .cel
+            .root_context(&policy.patterns)
+            .map_err(RegistryError::Settings)?;
+        let mut reg = Registry {
+            tools: Vec::new(),
+            index: HashMap::new(),
+            rules: policy.rules.clone(),
+            settings: policy.settings.clone(),
+            servers: policy.servers.clone(),
+            skipped: Vec::new(),
+            scrubber,
+            root,
+        };
+        for t in &policy.tools {
+            let source = ToolSource::Manifest {
+                file: t.origin.file.name.clone(),
+                line: t.origin.line(),
+            };
+            reg.insert(NewTool {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                source,
+                scope: t.scope,
+                safety: t.safety.clone(),
+                parameters: t.parameters.clone(),
+                deferred: t.deferred,
+                deferral_eligible: t.deferral_eligible,
+                hints: None,
+                reject: t.reject.clone(),
+                dispatcher: Dispatcher::None,
+            })?;
+        }
+        Ok(reg)
+    }
+
+    /// Adds one tool, resolving its rules. Relax rules that would relax a
+    /// `deny` tool are not applied to it, and that is recorded.
+    pub(crate) fn insert(&mut self, t: NewTool) -> Result<(), RegistryError> {
+        if self.index.contains_key(&t.name) {
+            return Err(RegistryError::Duplicate(t.name));
+        }
+        let validator = jsonschema::draft202012::new(&t.parameters).ok();
+        if validator.is_none() {
+            return Err(RegistryError::InvalidSchema(
+                t.name,
+                "it does not compile".into(),
+            ));
+        }
+        let mut relax = Vec::new();
+        let mut sandbox = Vec::new();
+        let mut skipped_relax = Vec::new();
+        for rule in &self.rules {
+            if !rule.tools.is_match(&t.name) {
+                continue;
+            }
+            match rule.kind {
+                RuleKind::Sandbox => sandbox.push(Arc::clone(rule)),
+                RuleKind::Relax => {
+                    if t.safety.permission == Permission::Deny {
+                        skipped_relax.push((
+                            rule.id.clone(),
+                            "the tool's permission is `deny`, which nothing relaxes".into(),
+                        ));
+                    } else {
+                        relax.push(Arc::clone(rule));
+                    }
+                }
+                RuleKind::Reject => {}
+            }
+        }
+        let cel_value = tool_cel_value(&t.name, &t.source, t.scope, &t.safety, t.deferred);
+        let tool = RegisteredTool {
+            name: t.name.clone(),
+            description: t.description,
+            source: t.source,
+            scope: t.scope,
+            safety: t.safety,
+            parameters: t.parameters,
+            deferred: t.deferred,
+            deferral_eligible: t.deferral_eligible,
+            hints: t.hints,
+            skipped_relax,
+            validator,
+            reject: t.reject,
+            relax,
+            sandbox,
+            cel_value,
+            dispatcher: t.dispatcher,
+        };
+        self.index.insert(t.name, self.tools.len());
+        self.tools.push(Arc::new(tool));
+        Ok(())
+    }
+
+    /// Registers a tool defined in code; its rules are resolved like any other's.
+    ///
+    /// # Errors
+    /// The name is taken or the parameters are not a valid schema.
+    pub fn register_tool(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let safety = tool.safety();
+        let scope = tool.scope();
+        let name = tool.name().to_string();
+        self.insert(NewTool {
+            name,
+            description: tool.description().to_string(),
+            source: ToolSource::Builtin,
+            scope,
+            safety,
+            parameters: tool.parameters(),
+            deferred: false,
+            deferral_eligible: false,
+            hints: None,
+            reject: Vec::new(),
+            dispatcher: Dispatcher::new(tool),
+        })
+    }
+
+    /// Attaches the code that runs a tool declared in a manifest.
+    ///
+    /// # Errors
+    /// No such tool.
+    pub fn attach_executor(
+        &mut self,
+        name: &str,
+        executor: Arc<dyn Executor>,
+    ) -> Result<(), RegistryError> {
+        let &i = self
+            .index
+            .get(name)
+            .ok_or_else(|| RegistryError::Unknown(name.to_string()))?;
+        let slot = &mut self.tools[i];
+        match Arc::get_mut(slot) {
+            Some(t) => {
+                t.dispatcher = Dispatcher::new(executor);
+                Ok(())
+            }
+            None => Err(RegistryError::Duplicate(format!(
+                "{name} (in use; attach executors before sharing the registry)"
+            ))),
+        }
+    }
+
+    /// A tool by final name.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.index.get(name).map(|&i| self.tools[i].as_ref())
+    }
+
+    /// Every tool, in registration order.
+    pub fn tools(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.iter().map(AsRef::as_ref)
+    }
+
+    /// The settings in force.
+    #[must_use]
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The declared MCP servers.
+    #[must_use]
+    pub fn servers(&self) -> &[ServerDef] {
+        &self.servers
+    }
+
+    /// Servers that registered nothing, with reasons.
+    #[must_use]
+    pub fn skipped_servers(&self) -> &[SkippedServer] {
+        &self.skipped
+    }
+
+    pub(crate) fn skip_server(&mut self, s: SkippedServer) {
+        self.skipped.push(s);
+    }
+
+    /// The secret scrubber every output leaves through.
+    #[must_use]
+    pub fn scrubber(&self) -> &Scrubber {
+        &self.scrubber
+    }
+
+    /// The closest registered name, for "did you mean".
+    #[must_use]
+    pub fn closest_name(&self, name: &str) -> Option<&str> {
+        crate::loader::closest(name, self.tools.iter().map(|t| t.name.as_str()))
+    }
+
+    /// Whether a tool of that name is registered.
+    #[must_use]
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
+    /// Tools advertised to a model: `deny` tools never; deferred ones left out
+    /// (behind `tool_search`) when at least `defer_threshold` visible tools are
+    /// deferral-eligible.
+    #[must_use]
+    pub fn advertised(&self) -> (Vec<&RegisteredTool>, bool) {
+        let visible: Vec<&RegisteredTool> = self
+            .tools()
+            .filter(|t| t.safety.permission != Permission::Deny)
+            .collect();
+        let threshold = self.settings.defer_threshold as usize;
+        let eligible = visible.iter().filter(|t| t.deferral_eligible).count();
+        let defer = threshold > 0 && eligible >= threshold;
+        if defer {
+            (visible.into_iter().filter(|t| !t.deferred).collect(), true)
+        } else {
+            (visible, false)
+        }
+    }
+
+    /// Finds deferred tools by `select:a,b` or keywords; at most 10.
+    #[must_use]
+    pub fn search(&self, query: &str) -> Vec<&RegisteredTool> {
+        let candidates = self
+            .tools()
+            .filter(|t| t.safety.permission != Permission::Deny);
+        if let Some(list) = query.trim().strip_prefix("select:") {
+            let names: Vec<&str> = list.split(',').map(str::trim).collect();
+            return candidates
+                .filter(|t| names.contains(&t.name.as_str()))
+                .take(10)
+                .collect();
+        }
+        let words: Vec<String> = query
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        let mut scored: Vec<(usize, &RegisteredTool)> = candidates
+            .filter_map(|t| {
+                let hay = format!("{} {}", t.name, t.description).to_lowercase();
+                let score = words.iter().filter(|w| hay.contains(w.as_str())).count();
+                (score > 0).then_some((score, t))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        scored.into_iter().take(10).map(|(_, t)| t).collect()
+    }
+
+    /// A rule by id, of any kind.
+    #[must_use]
+    pub fn rule(&self, id: &str) -> Option<&Arc<Rule>> {
+        self.rules.iter().find(|r| r.id == id).or_else(|| {
+            self.tools
+                .iter()
+                .flat_map(|t| t.reject.iter())
+                .find(|r| r.id == id)
+        })
+    }
+}
+
+/// For `explain`: the origin of a rule as `file:line`.
+#[must_use]
+pub fn origin_text(o: &Origin) -> String {
+    format!("{}:{}", o.file.name, o.line())
+}
