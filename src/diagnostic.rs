@@ -201,7 +201,7 @@ codes! {
         "A rule's `examples.match` call is not matched by the rule, or a `no_match` call is.";
     /// An example or test names an unknown tool or bad arguments.
     InvalidCall = "invalid-call", Error,
-        "An example or test call names a tool that does not exist or has arguments that are not an object.";
+        "A rule example names a tool that does not exist, or a call (example or test) has arguments that are not a mapping. Tests may name unknown tools on purpose, to check the rejection.";
     /// A literal credential in a server manifest.
     LiteralSecret = "literal-secret", Error,
         "A server's `env` or `headers` holds what looks like a literal credential. Read it from the environment with `${env:NAME}`.";

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::cel;
 use crate::model::{Decision, OnPrompt, Permission, RawSession, Scope};
 use crate::policy::{Rule, RuleKind};
-use crate::registry::{Registry, RegisteredTool};
+use crate::registry::{RegisteredTool, Registry};
 use crate::runtime::{ToolError, ToolOutput};
 
 /// The caller's context.
@@ -272,7 +272,10 @@ impl Evaluation {
             outcome: Outcome::Reject,
             detail: detail.clone(),
         });
-        for s in Step::ALL.iter().filter(|s| **s > at && **s != Step::Decision) {
+        for s in Step::ALL
+            .iter()
+            .filter(|s| **s > at && **s != Step::Decision)
+        {
             steps.push(StepRecord {
                 step: *s,
                 outcome: Outcome::Skipped,
@@ -542,7 +545,10 @@ impl Registry {
                 // Ties are broken by id, so rule order never changes the reason shown.
                 let stricter = match strictest {
                     None => true,
-                    Some(s) => (rule.action, std::cmp::Reverse(&rule.id)) > (s.action, std::cmp::Reverse(&s.id)),
+                    Some(s) => {
+                        (rule.action, std::cmp::Reverse(&rule.id))
+                            > (s.action, std::cmp::Reverse(&s.id))
+                    }
                 };
                 if stricter {
                     strictest = Some(rule);
@@ -632,7 +638,10 @@ impl Registry {
             }
             (Decision::Deny, _) => {
                 return Err(ToolError::Denied(
-                    evaluation.reason.clone().unwrap_or_else(|| "denied by policy".into()),
+                    evaluation
+                        .reason
+                        .clone()
+                        .unwrap_or_else(|| "denied by policy".into()),
                 ));
             }
             (Decision::Prompt, Some(tool)) => {

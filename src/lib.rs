@@ -6,6 +6,7 @@ pub mod diagnostic;
 pub mod dispatch;
 pub mod lint;
 pub mod loader;
+pub mod mcp;
 pub mod model;
 pub mod output;
 pub mod policy;

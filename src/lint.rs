@@ -63,7 +63,11 @@ fn check_args(policy: &Policy, rule: &Rule, out: &mut Vec<Diagnostic>) {
                 Some(s) => format!("did you mean `args.{s}`?"),
                 None => format!(
                     "the matched tools take {}",
-                    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             };
             out.push(
@@ -138,7 +142,10 @@ fn check_examples(registry: &Registry, rule: &Rule, out: &mut Vec<Diagnostic>) {
         } else if let Some(r) = &ev.reject_reason {
             format!("the call was rejected before the rule ran: {r}")
         } else if let Some(e) = ev.errors.iter().find(|e| e.id == rule.id) {
-            format!("the expression failed: {} (counted as {})", e.message, e.counted_as)
+            format!(
+                "the expression failed: {} (counted as {})",
+                e.message, e.counted_as
+            )
         } else {
             format!("the expression gave `{hit}`")
         };
@@ -152,7 +159,11 @@ fn check_examples(registry: &Registry, rule: &Rule, out: &mut Vec<Diagnostic>) {
                 },
             )
             .at(ex.origin.location())
-            .label(if ex.should_match { "expected to match" } else { "expected not to match" })
+            .label(if ex.should_match {
+                "expected to match"
+            } else {
+                "expected not to match"
+            })
             .help(why),
         );
     }

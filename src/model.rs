@@ -186,6 +186,24 @@ impl SideEffect {
     }
 }
 
+impl SideEffect {
+    /// The scope a tool with this side effect needs, when nothing says otherwise
+    /// (MCP tools and tools defined in code).
+    #[must_use]
+    pub fn default_scope(self) -> Scope {
+        match self {
+            SideEffect::None | SideEffect::Read => Scope::ReadOnly,
+            SideEffect::Write | SideEffect::OutOfWorkspace => Scope::Write,
+            SideEffect::Network => Scope::Network,
+            SideEffect::Shell
+            | SideEffect::LocalControl
+            | SideEffect::LocalBrowser
+            | SideEffect::LocalDesktop
+            | SideEffect::LocalTerminal => Scope::Shell,
+        }
+    }
+}
+
 impl fmt::Display for SideEffect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

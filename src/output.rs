@@ -50,7 +50,10 @@ pub fn diagnostics_human(diags: &[Diagnostic]) {
 
 /// One JSON document with every diagnostic.
 pub fn diagnostics_json(diags: &[Diagnostic]) {
-    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     json_line(&json!({
         "diagnostics": diags.iter().map(Diagnostic::to_json).collect::<Vec<_>>(),
         "errors": errors,
@@ -130,7 +133,9 @@ pub fn diagnostics_sarif(diags: &[Diagnostic]) {
 
 /// Escapes a GitHub workflow command's data.
 fn gh_escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a GitHub workflow command's property.
@@ -191,7 +196,11 @@ fn scrubbed_args(registry: &Registry, call: &Call) -> serde_json::Value {
 pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String {
     let mut s = String::new();
     let args = serde_json::to_string(&scrubbed_args(registry, call)).unwrap_or_default();
-    s.push_str(&format!("call     {} {}\n", registry.scrubber().scrub_str(&call.tool), args));
+    s.push_str(&format!(
+        "call     {} {}\n",
+        registry.scrubber().scrub_str(&call.tool),
+        args
+    ));
     let labels = call
         .session
         .labels
@@ -209,7 +218,11 @@ pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String
             .map(|x| x.as_str())
             .collect::<Vec<_>>()
             .join(","),
-        if labels.is_empty() { String::new() } else { format!(" labels={labels}") }
+        if labels.is_empty() {
+            String::new()
+        } else {
+            format!(" labels={labels}")
+        }
     ));
     if let Some(tool) = registry.get(&call.tool) {
         if let Some(hints) = &tool.hints {
@@ -219,7 +232,9 @@ pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String
             ));
         }
         for (id, why) in &tool.skipped_relax {
-            s.push_str(&format!("note     relax rule `{id}` is not applied: {why}\n"));
+            s.push_str(&format!(
+                "note     relax rule `{id}` is not applied: {why}\n"
+            ));
         }
     }
     s.push('\n');
@@ -339,18 +354,31 @@ pub fn tools_text(registry: &Registry) -> String {
             [
                 t.name.clone(),
                 match &t.source {
-                    crate::registry::ToolSource::Manifest { file, line } => format!("{file}:{line}"),
+                    crate::registry::ToolSource::Manifest { file, line } => {
+                        format!("{file}:{line}")
+                    }
                     crate::registry::ToolSource::Mcp { server, .. } => format!("mcp:{server}"),
                     crate::registry::ToolSource::Builtin => "builtin".into(),
                 },
                 t.scope.to_string(),
                 t.safety.side_effect.to_string(),
                 t.safety.permission.to_string(),
-                if t.deferred { "yes".into() } else { "no".into() },
+                if t.deferred {
+                    "yes".into()
+                } else {
+                    "no".into()
+                },
             ]
         })
         .collect();
-    let header = ["NAME", "SOURCE", "SCOPE", "SIDE EFFECT", "PERMISSION", "DEFERRED"];
+    let header = [
+        "NAME",
+        "SOURCE",
+        "SCOPE",
+        "SIDE EFFECT",
+        "PERMISSION",
+        "DEFERRED",
+    ];
     let mut widths = header.map(str::len);
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r.iter()) {
@@ -401,13 +429,20 @@ pub fn test_text(report: &Report, coverage: bool) -> String {
             s.push_str(&format!(
                 "     decision: expected {exp}, actual {}{}\n",
                 r.actual_decision,
-                if exp == r.actual_decision { "" } else { "  <- differs" }
+                if exp == r.actual_decision {
+                    ""
+                } else {
+                    "  <- differs"
+                }
             ));
         }
         if let Some(exp) = &r.expected_matched {
             s.push_str(&format!("     matched:  expected [{}]\n", exp.join(", ")));
         }
-        s.push_str(&format!("     matched:  actual   [{}]\n", r.actual_matched.join(", ")));
+        s.push_str(&format!(
+            "     matched:  actual   [{}]\n",
+            r.actual_matched.join(", ")
+        ));
         if let Some(why) = &r.reject_reason {
             s.push_str(&format!("     rejected: {why}\n"));
         }
@@ -429,7 +464,10 @@ pub fn test_text(report: &Report, coverage: bool) -> String {
             s.push_str(&format!("  not covered: {id}\n"));
         }
     }
-    s.push_str(&format!("{} passed, {} failed\n", report.passed, report.failed));
+    s.push_str(&format!(
+        "{} passed, {} failed\n",
+        report.passed, report.failed
+    ));
     s
 }
 
@@ -443,4 +481,31 @@ pub fn test_json(report: &Report) {
     let mut v = serde_json::to_value(report).unwrap_or_default();
     v["coverage"] = json!(report.coverage());
     json_line(&v);
+}
+
+/// Progress while connecting to MCP servers: on standard error, only when it is a terminal.
+#[must_use]
+pub fn connect_progress() -> impl Fn(crate::mcp::register::Progress) + Send + Sync {
+    use crate::mcp::register::Progress;
+    let tty = std::io::stderr().is_terminal();
+    move |p: Progress| {
+        if !tty {
+            return;
+        }
+        match p {
+            Progress::Connecting(s) => stderr(&format!("connecting  {s}\n")),
+            Progress::Listed {
+                server,
+                tools,
+                elapsed,
+            } => stderr(&format!(
+                "listed      {server}: {tools} tools in {} ms\n",
+                elapsed.as_millis()
+            )),
+            Progress::Skipped(s) => stderr(&format!(
+                "skipped     {}: {} ({})\n",
+                s.server, s.reason, s.detail
+            )),
+        }
+    }
 }

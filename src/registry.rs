@@ -390,6 +390,27 @@ impl Registry {
         Ok(())
     }
 
+    /// Adds several tools, all or none: nothing is added if any name is taken
+    /// (by a registered tool or by another of the same batch) or any schema is invalid.
+    pub(crate) fn insert_all(&mut self, tools: Vec<NewTool>) -> Result<(), RegistryError> {
+        let mut names = std::collections::HashSet::new();
+        for t in &tools {
+            if self.index.contains_key(&t.name) || !names.insert(t.name.as_str()) {
+                return Err(RegistryError::Duplicate(t.name.clone()));
+            }
+            if jsonschema::draft202012::new(&t.parameters).is_err() {
+                return Err(RegistryError::InvalidSchema(
+                    t.name.clone(),
+                    "it does not compile".into(),
+                ));
+            }
+        }
+        for t in tools {
+            self.insert(t)?;
+        }
+        Ok(())
+    }
+
     /// Registers a tool defined in code; its rules are resolved like any other's.
     ///
     /// # Errors
@@ -521,10 +542,7 @@ impl Registry {
                 .take(10)
                 .collect();
         }
-        let words: Vec<String> = query
-            .split_whitespace()
-            .map(str::to_lowercase)
-            .collect();
+        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
         let mut scored: Vec<(usize, &RegisteredTool)> = candidates
             .filter_map(|t| {
                 let hay = format!("{} {}", t.name, t.description).to_lowercase();

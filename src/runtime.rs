@@ -12,7 +12,7 @@ use std::pin::Pin;
 use serde::Serialize;
 
 use crate::dispatch::Call;
-use crate::model::{Scope, SideEffect};
+use crate::model::Scope;
 use crate::policy::Safety;
 use crate::scrub::Scrubber;
 
@@ -99,16 +99,7 @@ pub trait Tool: Executor {
     fn safety(&self) -> Safety;
     /// The scope it needs; by default derived from its side effect.
     fn scope(&self) -> Scope {
-        match self.safety().side_effect {
-            SideEffect::None | SideEffect::Read => Scope::ReadOnly,
-            SideEffect::Write | SideEffect::OutOfWorkspace => Scope::Write,
-            SideEffect::Network => Scope::Network,
-            SideEffect::Shell
-            | SideEffect::LocalControl
-            | SideEffect::LocalBrowser
-            | SideEffect::LocalDesktop
-            | SideEffect::LocalTerminal => Scope::Shell,
-        }
+        self.safety().side_effect.default_scope()
     }
 }
 

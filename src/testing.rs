@@ -169,7 +169,11 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
         }
     }
     let all: Vec<String> = policy.all_rules().map(|r| r.id.clone()).collect();
-    let uncovered: Vec<String> = all.iter().filter(|id| !covered.contains(*id)).cloned().collect();
+    let uncovered: Vec<String> = all
+        .iter()
+        .filter(|id| !covered.contains(*id))
+        .cloned()
+        .collect();
     let passed = results.iter().filter(|r| r.passed).count();
     Report {
         failed: results.len() - passed,

@@ -238,7 +238,7 @@ async fn everything_over_stdio_lists_echoes_and_passes_env() {
 
 #[tokio::test]
 async fn everything_over_streamable_http_lists_and_echoes() {
-    let (_server, port) = everything_listening("streamableHttp").await;
+    let (server, port) = everything_listening("streamableHttp").await;
     let spec = ConnectSpec {
         server: "everything-http".into(),
         transport: TransportSpec::Http {
@@ -252,6 +252,15 @@ async fn everything_over_streamable_http_lists_and_echoes() {
     assert!(tools.len() >= 10 && names(&tools).contains(&"echo"));
     let out = call(client.as_ref(), "echo", json!({"message": "over http"})).await;
     assert_eq!(out.text, "Echo: over http");
+    // The server goes away: the next call is closed, not retried elsewhere.
+    drop(server);
+    let gone = client
+        .call_tool("echo", args(json!({"message": "x"})))
+        .await;
+    match &gone {
+        Err(e @ McpError::Closed { .. }) => eprintln!("after the server died: {e}"),
+        other => panic!("expected closed, got {other:?}"),
+    }
     client.close().await;
 }
 
@@ -493,7 +502,7 @@ async fn python_over_sse_lists_and_calls() {
     let port = free_port();
     let mut command = Command::new(python());
     command.arg(fixture("sse_server.py")).arg(port.to_string());
-    let _server = start_listening(command, port).await;
+    let server = start_listening(command, port).await;
     let spec = ConnectSpec {
         server: "python-sse".into(),
         transport: TransportSpec::Sse {
@@ -524,6 +533,14 @@ async fn python_over_sse_lists_and_calls() {
             .text,
         "42"
     );
+    drop(server);
+    let gone = client
+        .call_tool("echo", args(json!({"message": "x"})))
+        .await;
+    match &gone {
+        Err(e @ McpError::Closed { .. }) => eprintln!("after the server died: {e}"),
+        other => panic!("expected closed, got {other:?}"),
+    }
     client.close().await;
 }
 

@@ -161,7 +161,10 @@ pub fn register(ctx: &mut Context<'_, '_>, cache: &Arc<PatternCache>) -> Result<
 
     ctx.add_function(
         "path_under",
-        |ftx: &FunctionContext, path: Arc<String>, dir: Arc<String>| -> Result<Value, ExecutionError> {
+        |ftx: &FunctionContext,
+         path: Arc<String>,
+         dir: Arc<String>|
+         -> Result<Value, ExecutionError> {
             let workspace = match ftx.ptx.get_variable(WORKSPACE_VAR) {
                 Some(v) => match Value::try_from(v.as_ref()) {
                     Ok(Value::String(s)) => s,
@@ -243,7 +246,11 @@ mod tests {
             ("/tmp", "/tmp/x", false),
         ];
         for (path, dir, want) in cases {
-            assert_eq!(path_under(path, dir, ws), want, "path_under({path:?}, {dir:?})");
+            assert_eq!(
+                path_under(path, dir, ws),
+                want,
+                "path_under({path:?}, {dir:?})"
+            );
         }
     }
 

@@ -164,11 +164,15 @@ impl CelEnv {
                     .errors
                     .iter()
                     .map(|e| {
-                        let start = char_pos_to_byte(source, e.pos.0.max(1) as usize, e.pos.1.max(0) as usize);
+                        let start = char_pos_to_byte(
+                            source,
+                            e.pos.0.max(1) as usize,
+                            e.pos.1.max(0) as usize,
+                        );
                         let end = next_char_boundary(source, start);
                         ExprError {
                             kind: ExprErrorKind::Syntax,
-                            message: e.msg.clone(),
+                            message: lowercase_first(&e.msg),
                             start,
                             end,
                         }
@@ -183,7 +187,10 @@ impl CelEnv {
                 Some((a, b)) => {
                     let a = a as usize;
                     let b = (b as usize).max(a);
-                    (a.min(source.len()), next_char_boundary(source, b.min(source.len())))
+                    (
+                        a.min(source.len()),
+                        next_char_boundary(source, b.min(source.len())),
+                    )
                 }
                 None => (0, source.len()),
             }
@@ -204,7 +211,12 @@ impl CelEnv {
         }
         for (name, id) in &walk.calls {
             if !is_known_function(name) {
-                let (start, end) = range(*id);
+                // A call node sits at its `(`: the name is just before it.
+                let (paren, _) = range(*id);
+                let (start, end) = match paren.checked_sub(name.len()) {
+                    Some(s) if source.get(s..paren) == Some(name.as_str()) => (s, paren),
+                    _ => range(*id),
+                };
                 errors.push(ExprError {
                     kind: ExprErrorKind::UnknownFunction,
                     message: format!("unknown function `{name}`"),
@@ -237,6 +249,13 @@ impl CelEnv {
                 });
             }
         }
+        if walk.calls.iter().any(|(n, _)| n == "glob") {
+            // Literals that are not glob() arguments may still reach glob() through a
+            // variable; compile the ones that are valid globs now rather than per call.
+            for lit in &walk.literals {
+                let _ = cache.add_glob(lit);
+            }
+        }
         if !errors.is_empty() {
             errors.sort_by_key(|e| (e.start, e.end));
             return Err(errors);
@@ -244,8 +263,19 @@ impl CelEnv {
         let arg_reads = walk
             .arg_reads
             .iter()
-            .map(|(key, id)| {
-                let (start, end) = range(*id);
+            .map(|(key, id, operand)| {
+                // From the start of `args` to the end of the key: a select node sits at
+                // its `.`, an index node's key literal ends before `]`.
+                let (start, _) = range(*operand);
+                let (at, at_end) = range(*id);
+                let end = if source.get(at..at + 1) == Some(".") {
+                    (at + 1 + key.len()).min(source.len())
+                } else {
+                    source
+                        .get(at_end..)
+                        .and_then(|r| r.find(']'))
+                        .map_or(at_end, |i| at_end + i + 1)
+                };
                 ArgRead {
                     key: key.clone(),
                     start,
@@ -267,7 +297,10 @@ impl CelEnv {
     ///
     /// # Errors
     /// A function name clashes (a bug, reported rather than panicking).
-    pub fn root_context(&self, cache: &Arc<PatternCache>) -> Result<Context<'static, 'static>, String> {
+    pub fn root_context(
+        &self,
+        cache: &Arc<PatternCache>,
+    ) -> Result<Context<'static, 'static>, String> {
         let mut ctx = Context::with_env(Arc::clone(&self.env));
         functions::register(&mut ctx, cache)?;
         Ok(ctx)
@@ -352,6 +385,14 @@ pub fn describe_error(e: &ExecutionError) -> String {
     }
 }
 
+fn lowercase_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
 fn is_known_function(name: &str) -> bool {
     // Operators and internal helpers are spelled with punctuation: `_==_`, `@in`, `!_`.
     name.starts_with('_')
@@ -392,10 +433,14 @@ fn next_char_boundary(source: &str, at: usize) -> usize {
 struct Walk {
     idents: Vec<(String, u64)>,
     calls: Vec<(String, u64)>,
-    arg_reads: Vec<(String, u64)>,
+    /// (key, node id, id of the `args` operand)
+    arg_reads: Vec<(String, u64, u64)>,
     guarded: BTreeSet<String>,
     globs: Vec<(String, u64)>,
     regexes: Vec<(String, u64)>,
+    /// Every string literal: candidates for globs passed through variables
+    /// (`["**/.env", "**/.ssh/**"].exists(p, glob(p, args.path))`).
+    literals: Vec<String>,
 }
 
 fn literal_str(e: &IdedExpr) -> Option<String> {
@@ -412,7 +457,12 @@ fn is_free_args(e: &IdedExpr, bound: &[String]) -> bool {
 impl Walk {
     fn expr(&mut self, e: &IdedExpr, bound: &mut Vec<String>) {
         match &e.expr {
-            Expr::Unspecified | Expr::Literal(_) => {}
+            Expr::Unspecified => {}
+            Expr::Literal(lit) => {
+                if let LiteralValue::String(s) = lit {
+                    self.literals.push(s.to_string());
+                }
+            }
             Expr::Ident(name) => {
                 if !bound.iter().any(|b| b == name) {
                     self.idents.push((name.clone(), e.id));
@@ -423,7 +473,8 @@ impl Walk {
                     if sel.test {
                         self.guarded.insert(sel.field.clone());
                     } else {
-                        self.arg_reads.push((sel.field.clone(), e.id));
+                        self.arg_reads
+                            .push((sel.field.clone(), e.id, sel.operand.id));
                     }
                 }
                 self.expr(&sel.operand, bound);
@@ -438,12 +489,13 @@ impl Walk {
                     .collect();
                 match call.func_name.as_str() {
                     "_[_]" | "_?._" | "_[?_]" => {
-                        if let (Some(target), Some(key)) = (receiver_args.first(), receiver_args.get(1))
+                        if let (Some(target), Some(key)) =
+                            (receiver_args.first(), receiver_args.get(1))
                             && is_free_args(target, bound)
                             && let Some(k) = literal_str(key)
                         {
                             if call.func_name == "_[_]" {
-                                self.arg_reads.push((k, e.id));
+                                self.arg_reads.push((k, key.id, target.id));
                             } else {
                                 self.guarded.insert(k);
                             }

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use crate::cli::{EXIT_ERROR, EXIT_OK, Format, Paths, load_registry};
+use crate::cli::{EXIT_ERROR, EXIT_OK, Format, Paths, load_registry, with_servers};
 use crate::dispatch::{Call, Session};
 use crate::model::Scope;
 use crate::output;
@@ -39,6 +39,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
+    /// Connect to the declared MCP servers first, so calls to their tools can be decided.
+    #[arg(long)]
+    pub connect: bool,
     /// The files to read.
     #[command(flatten)]
     pub paths: Paths,
@@ -128,14 +131,19 @@ pub fn run(args: &Args) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let (_policy, registry) = match load_registry(&args.paths) {
+    let (_policy, mut registry) = match load_registry(&args.paths) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let evaluation = registry.evaluate(&call);
-    match args.format {
-        Format::Human => output::explain_human(&registry, &call, &evaluation),
-        Format::Json => output::explain_json(&registry, &call, &evaluation),
+    let shown = with_servers(&mut registry, args.connect, |registry, _| {
+        let evaluation = registry.evaluate(&call);
+        match args.format {
+            Format::Human => output::explain_human(registry, &call, &evaluation),
+            Format::Json => output::explain_json(registry, &call, &evaluation),
+        }
+    });
+    match shown {
+        Ok(()) => EXIT_OK,
+        Err(code) => code,
     }
-    EXIT_OK
 }

@@ -126,3 +126,31 @@ pub fn load_registry(paths: &Paths) -> Result<(Policy, Registry), u8> {
         }
     }
 }
+
+/// Connects to the declared MCP servers (when `connect`), runs `f` on the
+/// registry, then closes every connection and reaps every server process.
+///
+/// # Errors
+/// The async runtime could not start (exit code 2, message printed).
+pub fn with_servers<T>(
+    registry: &mut Registry,
+    connect: bool,
+    f: impl FnOnce(&Registry, Option<&tokio::runtime::Runtime>) -> T,
+) -> Result<T, u8> {
+    if !connect || registry.servers().is_empty() {
+        return Ok(f(registry, None));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            output::error(&format!("cannot start the async runtime: {e}"));
+            EXIT_ERROR
+        })?;
+    let progress = output::connect_progress();
+    let connections = runtime.block_on(crate::mcp::register::register_servers(registry, &progress));
+    let result = f(registry, Some(&runtime));
+    runtime.block_on(connections.close());
+    Ok(result)
+}

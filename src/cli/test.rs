@@ -1,6 +1,6 @@
 //! `zero-policy test`: run the policy's tests and rule examples.
 
-use crate::cli::{EXIT_FAIL, EXIT_OK, Format, Paths, load_registry};
+use crate::cli::{EXIT_FAIL, EXIT_OK, Format, Paths, load_registry, with_servers};
 use crate::output;
 use crate::testing;
 
@@ -26,6 +26,9 @@ pub struct Args {
     /// Fail when fewer than this percent of rules are matched by some test or example.
     #[arg(long, value_name = "PCT", value_parser = clap::value_parser!(u8).range(0..=100))]
     pub min_coverage: Option<u8>,
+    /// Connect to the declared MCP servers first, so cases calling their tools run too.
+    #[arg(long)]
+    pub connect: bool,
     /// The files to read.
     #[command(flatten)]
     pub paths: Paths,
@@ -34,11 +37,16 @@ pub struct Args {
 /// Runs the command.
 #[must_use]
 pub fn run(args: &Args) -> u8 {
-    let (policy, registry) = match load_registry(&args.paths) {
+    let (policy, mut registry) = match load_registry(&args.paths) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let report = testing::run(&policy, &registry);
+    let report = match with_servers(&mut registry, args.connect, |registry, _| {
+        testing::run(&policy, registry)
+    }) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     match args.format {
         Format::Human => output::test_human(&report, args.coverage || args.min_coverage.is_some()),
         Format::Json => output::test_json(&report),
@@ -53,5 +61,9 @@ pub fn run(args: &Args) -> u8 {
             args.min_coverage.unwrap_or(0)
         ));
     }
-    if report.failed > 0 || below { EXIT_FAIL } else { EXIT_OK }
+    if report.failed > 0 || below {
+        EXIT_FAIL
+    } else {
+        EXIT_OK
+    }
 }

@@ -1,6 +1,6 @@
 //! `zero-policy tools`: the registry as a table or JSON.
 
-use crate::cli::{EXIT_OK, Format, Paths, load_registry};
+use crate::cli::{EXIT_OK, Format, Paths, load_registry, with_servers};
 use crate::output;
 
 /// List every registered tool: name, source, scope, side effect, static permission, deferred.
@@ -9,6 +9,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
+    /// Connect to the declared MCP servers, register their tools, and list
+    /// skipped servers with their reasons.
+    #[arg(long)]
+    pub connect: bool,
     /// The files to read.
     #[command(flatten)]
     pub paths: Paths,
@@ -17,13 +21,18 @@ pub struct Args {
 /// Runs the command.
 #[must_use]
 pub fn run(args: &Args) -> u8 {
-    let (_policy, registry) = match load_registry(&args.paths) {
+    let (_policy, mut registry) = match load_registry(&args.paths) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    match args.format {
-        Format::Human => output::tools_human(&registry),
-        Format::Json => output::tools_json(&registry),
+    let shown = with_servers(&mut registry, args.connect, |registry, _| {
+        match args.format {
+            Format::Human => output::tools_human(registry),
+            Format::Json => output::tools_json(registry),
+        }
+    });
+    match shown {
+        Ok(()) => EXIT_OK,
+        Err(code) => code,
     }
-    EXIT_OK
 }

@@ -39,7 +39,10 @@ const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 pub enum LoadError {
     /// A path does not exist.
     #[error("no such file or folder `{0}`")]
-    #[diagnostic(code(not_found), help("give files or folders of YAML policies and manifests"))]
+    #[diagnostic(
+        code(not_found),
+        help("give files or folders of YAML policies and manifests")
+    )]
     NotFound(PathBuf),
     /// A file could not be read.
     #[error("cannot read `{path}`: {message}")]
@@ -266,7 +269,8 @@ fn valid_id(s: &str) -> bool {
     chars
         .next()
         .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '-'))
+        && chars
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '-'))
 }
 
 fn valid_server_name(s: &str) -> bool {
@@ -294,7 +298,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "s" => n,
         "m" => n * 60.0,
         "" => return Err(format!("`{s}` has no unit; write `{s}s` or `{s}ms`")),
-        other => return Err(format!("unknown unit `{other}` in `{s}`; use `ms`, `s` or `m`")),
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{s}`; use `ms`, `s` or `m`"
+            ));
+        }
     };
     if !(0.0..=3600.0).contains(&secs) || secs == 0.0 {
         return Err(format!("`{s}` is out of range (more than 0, at most 1h)"));
@@ -389,9 +397,9 @@ impl Builder {
         {
             match parse_duration(&v.value) {
                 Ok(d) => self.settings.connect_timeout = d,
-                Err(e) => self.diags.push(
-                    Diagnostic::new(Code::InvalidValue, e).at(origin(file, v).location()),
-                ),
+                Err(e) => self
+                    .diags
+                    .push(Diagnostic::new(Code::InvalidValue, e).at(origin(file, v).location())),
             }
         }
         if let Some(v) = &raw.on_prompt
@@ -409,7 +417,14 @@ impl Builder {
                             format!("invalid secret pattern `{}`", p.value),
                         )
                         .at(origin(file, p).location())
-                        .label(e.to_string().lines().last().unwrap_or("").trim().to_string()),
+                        .label(
+                            e.to_string()
+                                .lines()
+                                .last()
+                                .unwrap_or("")
+                                .trim()
+                                .to_string(),
+                        ),
                     ),
                 }
             }
@@ -461,9 +476,12 @@ impl Builder {
         let here = origin(file, id);
         if !valid_id(&id.value) {
             self.diags.push(
-                Diagnostic::new(Code::InvalidValue, format!("invalid rule id `{}`", id.value))
-                    .at(here.location())
-                    .help("ids are lowercase: `[a-z0-9][a-z0-9_.-]*`"),
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("invalid rule id `{}`", id.value),
+                )
+                .at(here.location())
+                .help("ids are lowercase: `[a-z0-9][a-z0-9_.-]*`"),
             );
         }
         if let Some(first) = self.ids.get(&id.value) {
@@ -490,7 +508,10 @@ impl Builder {
             self.diags.push(
                 Diagnostic::new(
                     Code::MissingReason,
-                    format!("{what} has permission `{}` but no reason", raw.permission.value),
+                    format!(
+                        "{what} has permission `{}` but no reason",
+                        raw.permission.value
+                    ),
                 )
                 .at(origin(file, &raw.permission).location())
                 .help("add `reason:`; it is what a person sees when asked or refused"),
@@ -588,10 +609,10 @@ impl Builder {
         } else {
             self.tool_names.insert(name.clone(), here.clone());
         }
-        let parameters = raw
-            .parameters
-            .as_ref()
-            .map_or_else(|| serde_json::json!({"type": "object"}), |p| p.value.clone());
+        let parameters = raw.parameters.as_ref().map_or_else(
+            || serde_json::json!({"type": "object"}),
+            |p| p.value.clone(),
+        );
         if let Err(e) = jsonschema::draft202012::new(&parameters) {
             let at = raw
                 .parameters
@@ -655,11 +676,8 @@ impl Builder {
             let ok = after.strip_prefix("env:").and_then(|a| {
                 let end = a.find('}')?;
                 let name = &a[..end];
-                (!name.is_empty()
-                    && name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_'))
-                .then_some(&a[end + 1..])
+                (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                    .then_some(&a[end + 1..])
             });
             match ok {
                 Some(r) => rest = r,
@@ -679,7 +697,13 @@ impl Builder {
         EnvString(v.value.clone())
     }
 
-    fn check_literal_secret(&mut self, file: &SourceFile, key: &str, v: &Spanned<String>, what: &str) {
+    fn check_literal_secret(
+        &mut self,
+        file: &SourceFile,
+        key: &str,
+        v: &Spanned<String>,
+        what: &str,
+    ) {
         let without_refs = strip_env_refs(&v.value);
         if crate::scrub::Scrubber::builtin().contains_secret(&format!("{key}={without_refs}"))
             || crate::scrub::Scrubber::builtin().contains_secret(&format!("{key}: {without_refs}"))
@@ -691,10 +715,16 @@ impl Builder {
                 )
                 .at(origin(file, v).location())
                 .label("literal secret")
-                .help(format!(
-                    "read it from the host environment instead: `{key}: \"${{env:{}}}\"`",
-                    key.to_uppercase().replace('-', "_")
-                )),
+                .help({
+                    let var = key.to_uppercase().replace('-', "_");
+                    let scheme = v
+                        .value
+                        .split_once(' ')
+                        .filter(|(s, _)| matches!(s.to_ascii_lowercase().as_str(), "bearer" | "basic" | "token"))
+                        .map(|(s, _)| format!("{s} "))
+                        .unwrap_or_default();
+                    format!("read it from the host environment instead: `{key}: \"{scheme}${{env:{var}}}\"`")
+                }),
             );
         }
     }
@@ -709,7 +739,10 @@ impl Builder {
             return base.clone();
         };
         let safety = Safety {
-            side_effect: raw.side_effect.as_ref().map_or(base.side_effect, |s| s.value),
+            side_effect: raw
+                .side_effect
+                .as_ref()
+                .map_or(base.side_effect, |s| s.value),
             permission: raw.permission.as_ref().map_or(base.permission, |s| s.value),
             reason: raw
                 .reason
@@ -804,8 +837,9 @@ impl Builder {
             Some(t) => match parse_duration(&t.value) {
                 Ok(d) => d,
                 Err(e) => {
-                    self.diags
-                        .push(Diagnostic::new(Code::InvalidValue, e).at(origin(file, t).location()));
+                    self.diags.push(
+                        Diagnostic::new(Code::InvalidValue, e).at(origin(file, t).location()),
+                    );
                     self.settings.connect_timeout
                 }
             },
@@ -813,7 +847,11 @@ impl Builder {
             // zero duration marks "use settings.connect_timeout" and is resolved in cross_checks.
             None => Duration::ZERO,
         };
-        let default_include = [Spanned::new("*".to_string(), raw.name.referenced, raw.name.defined)];
+        let default_include = [Spanned::new(
+            "*".to_string(),
+            raw.name.referenced,
+            raw.name.defined,
+        )];
         let include_src: Vec<&Spanned<String>> = match &raw.include {
             Some(v) => v.iter().collect(),
             None => default_include.iter().collect(),
@@ -868,7 +906,10 @@ impl Builder {
             self.diags.push(
                 Diagnostic::new(
                     Code::InvalidCall,
-                    format!("the arguments of a call to `{}` are not a mapping", raw.tool.value),
+                    format!(
+                        "the arguments of a call to `{}` are not a mapping",
+                        raw.tool.value
+                    ),
                 )
                 .at(origin(file, &raw.tool).location())
                 .help("write `args: {name: value, ...}`"),
@@ -920,11 +961,18 @@ impl Builder {
             }
             p => Decision::from(p),
         };
-        if raw.reason.as_ref().is_none_or(|r| r.value.trim().is_empty()) {
+        if raw
+            .reason
+            .as_ref()
+            .is_none_or(|r| r.value.trim().is_empty())
+        {
             self.diags.push(
-                Diagnostic::new(Code::MissingReason, format!("sandbox rule `{id}` has no reason"))
-                    .at(origin(file, &raw.id).location())
-                    .help("add `reason:`; it is what a person sees when asked or refused"),
+                Diagnostic::new(
+                    Code::MissingReason,
+                    format!("sandbox rule `{id}` has no reason"),
+                )
+                .at(origin(file, &raw.id).location())
+                .help("add `reason:`; it is what a person sees when asked or refused"),
             );
         }
         let examples = self.examples(file, raw.examples.as_ref());
@@ -971,7 +1019,10 @@ impl Builder {
         );
     }
 
-    #[expect(clippy::too_many_arguments, reason = "one call per rule kind, named at the call")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one call per rule kind, named at the call"
+    )]
     fn push_rule(
         &mut self,
         file: &SourceFile,
@@ -1045,7 +1096,9 @@ impl Builder {
                     .help("narrow the rule's `tools:` so it matches only tools whose permission is `prompt`"),
                 );
             } else if !matched.is_empty()
-                && matched.iter().all(|t| t.safety.permission == Permission::Allow)
+                && matched
+                    .iter()
+                    .all(|t| t.safety.permission == Permission::Allow)
                 && !self.could_match_mcp(&rule.tool_patterns)
             {
                 self.diags.push(
@@ -1058,7 +1111,9 @@ impl Builder {
                     )
                     .at(rule.origin.location())
                     .label("never changes a decision")
-                    .help("point `tools:` at tools whose permission is `prompt`, or remove the rule"),
+                    .help(
+                        "point `tools:` at tools whose permission is `prompt`, or remove the rule",
+                    ),
                 );
             }
         }
@@ -1079,7 +1134,10 @@ impl Builder {
                 unknown.push(
                     Diagnostic::new(
                         Code::UnknownToolPattern,
-                        format!("`{pattern}` in the `tools:` of `{}` matches no tool", rule.id),
+                        format!(
+                            "`{pattern}` in the `tools:` of `{}` matches no tool",
+                            rule.id
+                        ),
                     )
                     .at(at.location())
                     .help(help),
@@ -1135,7 +1193,9 @@ impl Builder {
     }
 
     fn could_be_mcp_tool(&self, name: &str) -> bool {
-        self.mcp_prefixes().iter().any(|p| name.starts_with(p.as_str()))
+        self.mcp_prefixes()
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
     }
 }
 
@@ -1157,8 +1217,24 @@ fn strip_env_refs(s: &str) -> String {
 
 fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
     use serde_saphyr::Error as E;
-    let err = err.without_snippet();
+    let mut err = err.without_snippet();
+    // Errors raised while replaying an alias come wrapped: look inside.
+    while let E::AliasError { error, .. } = err {
+        err = error.without_snippet();
+    }
     let location = loc_of(file, err.location());
+    let location = match err {
+        // Underline the whole key, not its first character.
+        E::SerdeUnknownField { .. } | E::DuplicateMappingKey { .. } => location.map(|mut l| {
+            let rest = l.file.text.get(l.span.offset..).unwrap_or("");
+            let len = rest
+                .find(|c: char| c == ':' || c == '\n' || c == ',' || c == '}')
+                .unwrap_or(rest.len());
+            l.span.len = rest[..len].trim_end().len().max(l.span.len);
+            l
+        }),
+        _ => location,
+    };
     let (code, message, help) = match err {
         E::SerdeUnknownField {
             field, expected, ..
@@ -1226,7 +1302,11 @@ fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
                 .next()
                 .unwrap_or(&first)
                 .to_string();
-            (Code::YamlSyntax, lowercase_first(&first), "fix the YAML syntax here".into())
+            (
+                Code::YamlSyntax,
+                lowercase_first(&first),
+                "fix the YAML syntax here".into(),
+            )
         }
     };
     Diagnostic::new(code, message)

@@ -21,9 +21,18 @@ impl ScalarMap {
     pub fn new(text: &str, start: usize, end: usize, value: &str) -> ScalarMap {
         let start = start.min(text.len());
         let end = end.clamp(start, text.len());
-        let raw = text.get(start..end).unwrap_or("");
         let value_char_starts: Vec<usize> = value.char_indices().map(|(i, _)| i).collect();
-        let style = style_of(text, start, raw);
+        let style = style_of(text, start, text.get(start..end).unwrap_or(""));
+        // A block scalar's span starts at its first content character: decode from the
+        // start of that line so the indentation can be measured.
+        let start = match style {
+            Style::Literal | Style::Folded => text
+                .get(..start)
+                .and_then(|b| b.rfind('\n'))
+                .map_or(0, |i| i + 1),
+            _ => start,
+        };
+        let raw = text.get(start..end).unwrap_or("");
         let decoded = decode(raw, style);
         let chars: Vec<char> = value.chars().collect();
         let matches = decoded.len() >= chars.len()
@@ -34,9 +43,7 @@ impl ScalarMap {
                 .take(chars.len())
                 .map(|(_, off)| start + off)
                 .collect();
-            let end_off = decoded
-                .get(chars.len())
-                .map_or(end, |(_, off)| start + off);
+            let end_off = decoded.get(chars.len()).map_or(end, |(_, off)| start + off);
             // The end of the last character, not the start of the next decoded one.
             let last_end = o
                 .last()
@@ -193,7 +200,8 @@ fn decode_flow(raw: &str, style: Style) -> Vec<(char, usize)> {
                             'u' => 4,
                             _ => 8,
                         };
-                        let hex: String = bytes.iter().skip(i + 2).take(n).map(|(_, c)| *c).collect();
+                        let hex: String =
+                            bytes.iter().skip(i + 2).take(n).map(|(_, c)| *c).collect();
                         (
                             u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32),
                             2 + n,
@@ -272,7 +280,11 @@ mod tests {
     fn plain_single_double_and_block() {
         check("when: args.x == 1\n", "args.x == 1", "args.x");
         check("when: 'a == ''b'' && c'\n", "a == 'b' && c", "c");
-        check("when: \"a == \\\"b\\\" && zed\"\n", "a == \"b\" && zed", "zed");
+        check(
+            "when: \"a == \\\"b\\\" && zed\"\n",
+            "a == \"b\" && zed",
+            "zed",
+        );
         check("when: |\n  a &&\n  bee\n", "a &&\nbee\n", "bee");
         check("when: a &&\n  bee\n", "a && bee", "bee");
         check("when: 'über && käse'\n", "über && käse", "käse");

@@ -426,7 +426,7 @@ enum Failure {
 impl RmcpClient {
     fn classify(e: ServiceError) -> Failure {
         match e {
-            ServiceError::TransportClosed => Failure::Closed("the transport closed".to_string()),
+            ServiceError::TransportClosed => Failure::Closed("the connection ended".to_string()),
             ServiceError::TransportSend(e) => {
                 Failure::Closed(format!("sending failed: {}", error_chain(e.error.as_ref())))
             }
@@ -446,9 +446,9 @@ impl RmcpClient {
         let message = match &self.service.child {
             Some(child) => match child.death_note(DEATH_GRACE).await {
                 Some(death) => format!("server exited during {during} ({death}){}", child.tail()),
-                None => format!("{why} during {during}{}", child.tail()),
+                None => format!("{during}: {why}{}", child.tail()),
             },
-            None => format!("{why} during {during}"),
+            None => format!("{during}: {why}"),
         };
         McpError::Closed {
             server: self.server.clone(),

@@ -1,0 +1,11 @@
+//! The MCP adapter: tools that live in another process become ordinary
+//! registry tools, and the host, not the server, decides how dangerous they are.
+//!
+//! - [`client`]: one `ToolClient` over stdio, streamable HTTP and SSE.
+//! - [`register`]: concurrent connect-and-list, then serial, all-or-none
+//!   registration in server-name order, and the executors that call back
+//!   through the one dispatch path.
+
+pub mod client;
+pub mod register;
+mod sse;

@@ -1,0 +1,413 @@
+//! Best-effort registration of MCP servers' tools (SPEC §2.2).
+//!
+//! All servers connect and list **concurrently**, each under its own timeout.
+//! Then, **serially in server-name order**, each server's tools are named,
+//! filtered, given the host's safety, checked, and committed **all or none**.
+//! A server that fails anywhere is skipped with a reason code. The result
+//! never depends on which server answered first.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::RwLock;
+
+use crate::dispatch::Call;
+use crate::mcp::client::{self, ConnectSpec, McpError, RemoteTool, ToolClient, TransportSpec};
+use crate::model::Transport;
+use crate::policy::{Safety, ServerDef};
+use crate::registry::{NewTool, Registry, SkippedServer, ToolSource, mcp_tool_name};
+use crate::runtime::{AsyncExecutor, BoxFuture, Dispatcher, Executor, ToolError, ToolOutput};
+
+/// A live connection, shared by the server's tools' executors and closed at the end.
+#[derive(Clone)]
+pub struct Connection {
+    server: String,
+    client: Arc<RwLock<Option<Box<dyn ToolClient>>>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("server", &self.server)
+            .finish()
+    }
+}
+
+impl Connection {
+    async fn call(&self, remote: &str, args: &serde_json::Value) -> Result<ToolOutput, ToolError> {
+        let guard = self.client.read().await;
+        let Some(client) = guard.as_ref() else {
+            return Err(ToolError::Failed(format!(
+                "the connection to MCP server `{}` is closed",
+                self.server
+            )));
+        };
+        let map = args.as_object().cloned().unwrap_or_default();
+        match client.call_tool(remote, map).await {
+            Ok(out) if out.is_error => Err(ToolError::Failed(if out.text.is_empty() {
+                format!("MCP tool `{}/{remote}` reported an error", self.server)
+            } else {
+                out.text
+            })),
+            Ok(out) => Ok(ToolOutput {
+                text: out.text,
+                structured: None,
+                notes: out.non_text,
+                is_error: false,
+            }),
+            Err(e) => Err(ToolError::Failed(e.to_string())),
+        }
+    }
+}
+
+/// Every live connection of a registration; close them when done.
+#[derive(Debug, Default)]
+pub struct Connections {
+    connections: Vec<Connection>,
+}
+
+impl Connections {
+    /// Closes every connection and reaps every child process.
+    pub async fn close(self) {
+        for c in self.connections {
+            let client = c.client.write().await.take();
+            if let Some(client) = client {
+                client.close().await;
+            }
+        }
+    }
+
+    /// The number of live connections.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.connections.len()
+    }
+
+    /// True when nothing is connected.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.connections.is_empty()
+    }
+}
+
+/// Runs an MCP tool; only the registry's dispatch path reaches it.
+struct McpExecutor {
+    connection: Connection,
+    remote_name: String,
+}
+
+impl Executor for McpExecutor {
+    fn execute(&self, _call: &Call) -> Result<ToolOutput, ToolError> {
+        // INVARIANT: `as_async` is always Some, so the registry never calls this.
+        Err(ToolError::Failed("MCP tools run asynchronously".into()))
+    }
+
+    fn as_async(&self) -> Option<&dyn AsyncExecutor> {
+        Some(self)
+    }
+}
+
+impl AsyncExecutor for McpExecutor {
+    fn execute_async<'a>(&'a self, call: &'a Call) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(self.connection.call(&self.remote_name, &call.args))
+    }
+}
+
+/// What one server's connect-and-list gave.
+enum Listed {
+    Ok(Box<dyn ToolClient>, Vec<RemoteTool>, Duration),
+    Skipped(SkippedServer),
+}
+
+/// Progress events, for a terminal.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    /// Connecting to a server.
+    Connecting(String),
+    /// A server listed its tools.
+    Listed {
+        /// The server.
+        server: String,
+        /// How many tools it listed.
+        tools: usize,
+        /// How long connect and list took.
+        elapsed: Duration,
+    },
+    /// A server was skipped.
+    Skipped(SkippedServer),
+}
+
+fn skipped(server: &str, reason: &str, detail: impl Into<String>) -> SkippedServer {
+    SkippedServer {
+        server: server.to_string(),
+        reason: reason.to_string(),
+        detail: detail.into(),
+    }
+}
+
+/// The connect spec of a server, with `${env:NAME}` read from the host.
+///
+/// # Errors
+/// A referenced environment variable is not set.
+pub fn connect_spec(
+    server: &ServerDef,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<ConnectSpec, String> {
+    let resolve_map = |m: &BTreeMap<String, crate::policy::EnvString>| {
+        m.iter()
+            .map(|(k, v)| v.resolve(lookup).map(|v| (k.clone(), v)))
+            .collect::<Result<Vec<_>, String>>()
+    };
+    let transport = match server.transport {
+        Transport::Stdio => TransportSpec::Stdio {
+            command: server.command.clone().unwrap_or_default(),
+            args: server.args.clone(),
+            env: resolve_map(&server.env)?,
+            cwd: None,
+        },
+        Transport::Http | Transport::Sse => {
+            let url = server
+                .url
+                .as_ref()
+                .map(|u| u.resolve(lookup))
+                .transpose()?
+                .unwrap_or_default();
+            let headers = resolve_map(&server.headers)?;
+            if server.transport == Transport::Http {
+                TransportSpec::Http { url, headers }
+            } else {
+                TransportSpec::Sse { url, headers }
+            }
+        }
+    };
+    Ok(ConnectSpec {
+        server: server.name.clone(),
+        transport,
+        timeout: server.connect_timeout,
+    })
+}
+
+async fn connect_and_list(spec: ConnectSpec) -> Listed {
+    let server = spec.server.clone();
+    let started = Instant::now();
+    let budget = spec.timeout;
+    let work = async {
+        let c = client::connect(&spec).await?;
+        match c.list_tools().await {
+            Ok(tools) => Ok((c, tools)),
+            Err(e) => {
+                c.close().await;
+                Err(e)
+            }
+        }
+    };
+    // The whole connect-and-list is bounded by the server's timeout (plus a margin
+    // for the client's own, tighter bounds to fire first with a better message).
+    match tokio::time::timeout(budget + Duration::from_millis(250), work).await {
+        Ok(Ok((c, tools))) => Listed::Ok(c, tools, started.elapsed()),
+        Ok(Err(e)) => Listed::Skipped(match &e {
+            McpError::Connect { .. } => skipped(&server, "connect-failed", e.to_string()),
+            McpError::Timeout { .. } => skipped(&server, "timeout", e.to_string()),
+            McpError::List { .. } | McpError::Closed { .. } | McpError::Call { .. } => {
+                skipped(&server, "list-failed", e.to_string())
+            }
+        }),
+        Err(_) => Listed::Skipped(skipped(
+            &server,
+            "timeout",
+            format!("no answer within {}", humantime(budget)),
+        )),
+    }
+}
+
+fn humantime(d: Duration) -> String {
+    if d.as_millis() % 1000 == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// Connects to every declared server and registers their tools.
+///
+/// Returns the live connections; close them when done. Skipped servers are
+/// recorded in the registry ([`Registry::skipped_servers`]).
+pub async fn register_servers(
+    registry: &mut Registry,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> Connections {
+    let lookup = |name: &str| std::env::var(name).ok();
+    let mut servers: Vec<ServerDef> = registry.servers().to_vec();
+    servers.sort_by(|a, b| a.name.cmp(&b.name));
+
+    // 1. Connect and list, concurrently.
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut results: BTreeMap<String, Listed> = BTreeMap::new();
+    for s in &servers {
+        match connect_spec(s, &lookup) {
+            Ok(spec) => {
+                progress(Progress::Connecting(s.name.clone()));
+                let name = s.name.clone();
+                tasks.spawn(async move { (name, connect_and_list(spec).await) });
+            }
+            Err(e) => {
+                results.insert(
+                    s.name.clone(),
+                    Listed::Skipped(skipped(&s.name, "connect-failed", e)),
+                );
+            }
+        }
+    }
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok((name, listed)) = joined {
+            match &listed {
+                Listed::Ok(_, tools, elapsed) => progress(Progress::Listed {
+                    server: name.clone(),
+                    tools: tools.len(),
+                    elapsed: *elapsed,
+                }),
+                Listed::Skipped(s) => progress(Progress::Skipped(s.clone())),
+            }
+            results.insert(name, listed);
+        }
+    }
+
+    // 2. Register, serially, in server-name order: all or none per server.
+    let mut connections = Connections::default();
+    for s in &servers {
+        let Some(listed) = results.remove(&s.name) else {
+            registry.skip_server(skipped(
+                &s.name,
+                "connect-failed",
+                "the connection task failed",
+            ));
+            continue;
+        };
+        let (client, tools) = match listed {
+            Listed::Ok(c, t, _) => (c, t),
+            Listed::Skipped(sk) => {
+                registry.skip_server(sk);
+                continue;
+            }
+        };
+        let connection = Connection {
+            server: s.name.clone(),
+            client: Arc::new(RwLock::new(Some(client))),
+        };
+        match plan(registry, s, &tools, &connection) {
+            Ok(new_tools) => match registry.insert_all(new_tools) {
+                Ok(()) => connections.connections.push(connection),
+                Err(e) => {
+                    registry.skip_server(skipped(&s.name, "name-conflict", e.to_string()));
+                    Connections {
+                        connections: vec![connection],
+                    }
+                    .close()
+                    .await;
+                }
+            },
+            Err(sk) => {
+                registry.skip_server(sk);
+                Connections {
+                    connections: vec![connection],
+                }
+                .close()
+                .await;
+            }
+        }
+    }
+    connections
+}
+
+/// Checks one server's tools and builds what to register, or says why not.
+fn plan(
+    registry: &Registry,
+    server: &ServerDef,
+    tools: &[RemoteTool],
+    connection: &Connection,
+) -> Result<Vec<NewTool>, SkippedServer> {
+    let format = registry.settings().mcp_name_format.clone();
+    if let Some(i) = tools
+        .iter()
+        .position(|t| t.name.as_deref().is_none_or(|n| n.trim().is_empty()))
+    {
+        return Err(skipped(
+            &server.name,
+            "nameless-tool",
+            format!("tool #{} in the server's list has no name", i + 1),
+        ));
+    }
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for t in tools {
+        let remote = t.name.clone().unwrap_or_default();
+        if !server.include.is_match(&remote) || server.exclude.is_match(&remote) {
+            continue;
+        }
+        let name = mcp_tool_name(&format, &server.name, &remote);
+        if registry.has_tool(&name) {
+            return Err(skipped(
+                &server.name,
+                "name-conflict",
+                format!("tool `{remote}` would be named `{name}`, which is already registered"),
+            ));
+        }
+        if !seen.insert(name.clone()) {
+            return Err(skipped(
+                &server.name,
+                "name-conflict",
+                format!("two of the server's tools would both be named `{name}`"),
+            ));
+        }
+        if let Err(e) = jsonschema::draft202012::new(&t.input_schema) {
+            return Err(skipped(
+                &server.name,
+                "invalid-schema",
+                format!("the inputSchema of tool `{remote}` is not a valid JSON Schema: {e}"),
+            ));
+        }
+        let (safety, safety_from) =
+            match server.overrides.iter().find(|o| o.tools.is_match(&remote)) {
+                Some(o) => (
+                    o.safety.clone(),
+                    Some(format!("{}:{}", o.origin.file.name, o.origin.line())),
+                ),
+                None => (server.safety.clone(), None),
+            };
+        let safety = Safety {
+            reason: Some(safety.reason.clone().unwrap_or_else(|| {
+                format!(
+                    "MCP tool `{}/{remote}` runs through the configured `{}` server",
+                    server.name, server.name
+                )
+            })),
+            ..safety
+        };
+        out.push(NewTool {
+            name,
+            description: t
+                .description
+                .clone()
+                .filter(|d| !d.trim().is_empty())
+                .unwrap_or_else(|| format!("Call MCP tool {}/{remote}", server.name)),
+            source: ToolSource::Mcp {
+                server: server.name.clone(),
+                remote_name: remote.clone(),
+                safety_from,
+            },
+            scope: safety.side_effect.default_scope(),
+            safety,
+            parameters: t.input_schema.clone(),
+            deferred: true,
+            deferral_eligible: true,
+            hints: t.annotations.clone(),
+            reject: Vec::new(),
+            dispatcher: Dispatcher::new(Arc::new(McpExecutor {
+                connection: connection.clone(),
+                remote_name: remote,
+            })),
+        });
+    }
+    Ok(out)
+}
