@@ -116,6 +116,51 @@ pub fn path_under(path: &str, dir: &str, workspace: &str) -> bool {
     p == d || p.strip_prefix(&d).is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// Scripts parsed recently on this thread: every shell rule of a call reads the same
+/// script, so it is parsed once per call rather than once per rule.
+const SHELL_MEMO: usize = 8;
+
+type ShellResult = Result<Value, shell::ShellError>;
+
+thread_local! {
+    static SHELL_CACHE: std::cell::RefCell<Vec<(Arc<String>, ShellResult)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `shell_commands` as a CEL list, memoised per thread (a pure function of the script).
+fn parsed_shell(script: &Arc<String>) -> ShellResult {
+    if let Some(hit) = SHELL_CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(s, _)| Arc::ptr_eq(s, script) || s.as_str() == script.as_str())
+            .map(|(_, r)| r.clone())
+    }) {
+        return hit;
+    }
+    let result = shell::shell_commands(script).map(|commands| {
+        Value::List(Arc::new(
+            commands
+                .into_iter()
+                .map(|argv| {
+                    Value::List(Arc::new(
+                        argv.into_iter()
+                            .map(|w| Value::String(Arc::new(w)))
+                            .collect(),
+                    ))
+                })
+                .collect(),
+        ))
+    });
+    SHELL_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= SHELL_MEMO {
+            drop(c.remove(0));
+        }
+        c.push((Arc::clone(script), result.clone()));
+    });
+    result
+}
+
 fn fn_error(name: &str, message: impl ToString) -> ExecutionError {
     ExecutionError::function_error(name, message)
 }
@@ -180,7 +225,7 @@ pub fn register(ctx: &mut Context<'_, '_>, cache: &Arc<PatternCache>) -> Result<
     ctx.add_function(
         "shell_parses",
         |script: Arc<String>| -> Result<Value, ExecutionError> {
-            Ok(Value::Bool(shell::shell_parses(&script)))
+            Ok(Value::Bool(parsed_shell(&script).is_ok()))
         },
     )
     .map_err(|e| format!("{e:?}"))?;
@@ -188,20 +233,7 @@ pub fn register(ctx: &mut Context<'_, '_>, cache: &Arc<PatternCache>) -> Result<
     ctx.add_function(
         "shell_commands",
         |script: Arc<String>| -> Result<Value, ExecutionError> {
-            let commands =
-                shell::shell_commands(&script).map_err(|e| fn_error("shell_commands", e))?;
-            Ok(Value::List(Arc::new(
-                commands
-                    .into_iter()
-                    .map(|argv| {
-                        Value::List(Arc::new(
-                            argv.into_iter()
-                                .map(|w| Value::String(Arc::new(w)))
-                                .collect(),
-                        ))
-                    })
-                    .collect(),
-            )))
+            parsed_shell(&script).map_err(|e| fn_error("shell_commands", e))
         },
     )
     .map_err(|e| format!("{e:?}"))?;

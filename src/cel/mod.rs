@@ -7,7 +7,6 @@
 //! reads are recorded for `lint`.
 
 pub mod functions;
-#[path = "/tmp/shell_tmp.rs"]
 pub mod shell;
 
 use std::collections::BTreeSet;

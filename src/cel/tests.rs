@@ -1,1 +1,219 @@
+//! Tables for the CEL layer: the function library through real evaluation,
+//! compile-time checks and their positions, and fail-closed run-time errors.
+#![expect(clippy::unwrap_used, reason = "tests")]
 
+use std::sync::Arc;
+
+use super::*;
+
+fn eval_with(src: &str, args: serde_json::Value, workspace: &str) -> Result<bool, String> {
+    let env = CelEnv::new();
+    let mut cache = PatternCache::default();
+    let expr = env
+        .compile(src, &mut cache)
+        .map_err(|e| format!("compile: {e:?}"))?;
+    let cache = Arc::new(cache);
+    let root = env.root_context(&cache).unwrap();
+    let vars = Vars {
+        tool: ::cel::to_value(serde_json::json!({"name": "bash", "scope": "shell"})).unwrap(),
+        args: ::cel::to_value(&args).unwrap(),
+        session: ::cel::to_value(serde_json::json!({"mode": "ask", "workspace": workspace}))
+            .unwrap(),
+        workspace: Value::String(Arc::new(workspace.to_string())),
+    };
+    Scope::new(&root, &vars).eval_bool(&expr)
+}
+
+fn eval(src: &str, args: serde_json::Value) -> Result<bool, String> {
+    eval_with(src, args, "/home/dev/project")
+}
+
+#[test]
+fn glob_table() {
+    let cases = [
+        (r#"glob("**/.env*", "/repo/.env")"#, true),
+        (r#"glob("**/.env*", "/repo/sub/.env.local")"#, true),
+        (r#"glob("**/.env*", "/repo/environment")"#, false),
+        (r#"glob("/repo/*.rs", "/repo/main.rs")"#, true),
+        (r#"glob("/repo/*.rs", "/repo/src/main.rs")"#, false),
+        (r#"glob("/etc/**", "/etc/passwd")"#, true),
+        (r#"glob("**/.ssh/**", "/home/u/.ssh/id_rsa")"#, true),
+        (r#"glob("*.pem", "key.pem")"#, true),
+        (
+            r#"["**/.env", "**/*.pem"].exists(p, glob(p, "/a/b.pem"))"#,
+            true,
+        ),
+    ];
+    for (src, want) in cases {
+        assert_eq!(eval(src, serde_json::json!({})), Ok(want), "{src}");
+    }
+}
+
+#[test]
+fn path_functions_table() {
+    let cases = [
+        (r#"path_clean("/a/./b/../c") == "/a/c""#, true),
+        (r#"path_clean("a/../../b") == "../b""#, true),
+        (r#"path_under("src/main.rs", session.workspace)"#, true),
+        (r#"path_under("../other/x", session.workspace)"#, false),
+        (
+            r#"path_under("/home/dev/project/../../etc/passwd", session.workspace)"#,
+            false,
+        ),
+        (
+            r#"path_under("/home/dev/projectile", session.workspace)"#,
+            false,
+        ),
+        (r#"path_under("/tmp/x", "/tmp")"#, true),
+        (r#"path_under(args.path, session.workspace)"#, true),
+    ];
+    for (src, want) in cases {
+        assert_eq!(
+            eval(src, serde_json::json!({"path": "docs/a.md"})),
+            Ok(want),
+            "{src}"
+        );
+    }
+}
+
+#[test]
+fn relative_paths_are_taken_from_the_session_workspace() {
+    let src = r#"path_under("notes.txt", "/srv/app")"#;
+    assert_eq!(eval_with(src, serde_json::json!({}), "/srv/app"), Ok(true));
+    assert_eq!(
+        eval_with(src, serde_json::json!({}), "/home/dev"),
+        Ok(false)
+    );
+}
+
+/// Shell tricks through CEL: what `shell_commands` reports, and where it refuses.
+#[test]
+fn shell_commands_table() {
+    let all_git = r#"shell_commands(args.command).all(c, c.size() >= 2 && c[0] == "git")"#;
+    let any_rm = r#"shell_commands(args.command).exists(c, c[0] == "rm")"#;
+    let cases: &[(&str, &str, Result<bool, ()>)] = &[
+        (all_git, "git status", Ok(true)),
+        (all_git, "git status && git log", Ok(true)),
+        (all_git, "git status && rm -rf /", Ok(false)),
+        (all_git, "git status; rm -rf /", Ok(false)),
+        (all_git, "git log | rm -rf /", Ok(false)),
+        (all_git, "git status\nrm -rf /", Ok(false)),
+        (all_git, "git status || (rm -rf /)", Ok(false)),
+        (any_rm, "echo hi && rm -rf /", Ok(true)),
+        (any_rm, "echo 'rm -rf /'", Ok(false)),
+        (any_rm, "sh -c 'rm -rf /'", Ok(true)),
+        (any_rm, "bash -c \"git status; rm -rf /\"", Ok(true)),
+        // Expansions are not literal: the function errors, so callers fail closed.
+        (all_git, "git $(printf status)", Err(())),
+        (all_git, "git `whoami`", Err(())),
+        (all_git, "$(printf git) status", Err(())),
+        (all_git, "git log $BRANCH", Err(())),
+        (all_git, "git log > ~/.bashrc", Err(())),
+        (any_rm, "rm -rf *", Err(())),
+        (any_rm, "'unterminated", Err(())),
+    ];
+    for (src, script, want) in cases {
+        let got = eval(src, serde_json::json!({"command": script})).map_err(|_| ());
+        assert_eq!(&got, want, "{src} on {script:?}");
+    }
+    assert_eq!(
+        eval(
+            r#"shell_parses(args.command)"#,
+            serde_json::json!({"command": "git log $X"})
+        ),
+        Ok(false)
+    );
+    assert_eq!(
+        eval(
+            r#"shell_commands(args.command) == [["git", "log", "--format=%h %s"]]"#,
+            serde_json::json!({"command": "git log --format='%h %s'"})
+        ),
+        Ok(true)
+    );
+}
+
+#[test]
+fn matches_uses_regexes_compiled_at_load() {
+    let env = CelEnv::new();
+    let mut cache = PatternCache::default();
+    let expr = env
+        .compile(r#"args.s.matches("^a+b$")"#, &mut cache)
+        .unwrap();
+    assert_eq!(expr.regexes, ["^a+b$"]);
+    assert_eq!(
+        eval(
+            r#"args.s.matches("^a+b$")"#,
+            serde_json::json!({"s": "aab"})
+        ),
+        Ok(true)
+    );
+    assert_eq!(
+        eval(
+            r#"matches(args.s, "^a+b$")"#,
+            serde_json::json!({"s": "abc"})
+        ),
+        Ok(false)
+    );
+}
+
+#[test]
+fn run_time_errors_are_errors_not_false() {
+    // A missing key, a wrong type, a non-bool result: each is an error the caller fails closed on.
+    assert!(eval("args.missing == 1", serde_json::json!({})).is_err());
+    assert!(eval("args.n > 3", serde_json::json!({"n": "x"})).is_err());
+    assert!(eval("args.n", serde_json::json!({"n": 1})).is_err());
+    assert_eq!(eval("has(args.missing)", serde_json::json!({})), Ok(false));
+}
+
+fn compile_errors(src: &str) -> Vec<(ExprErrorKind, String)> {
+    let env = CelEnv::new();
+    let mut cache = PatternCache::default();
+    match env.compile(src, &mut cache) {
+        Ok(_) => Vec::new(),
+        Err(errs) => errs
+            .into_iter()
+            .map(|e| (e.kind, src[e.start..e.end].to_string()))
+            .collect(),
+    }
+}
+
+#[test]
+fn compile_time_checks_point_inside_the_expression() {
+    assert_eq!(
+        compile_errors("args.x == 1 && request.path == 2"),
+        [(ExprErrorKind::UnknownVariable, "request".to_string())]
+    );
+    assert_eq!(
+        compile_errors(r#"args.x && shell_command(args.c)"#),
+        [(ExprErrorKind::UnknownFunction, "shell_command".to_string())]
+    );
+    assert_eq!(
+        compile_errors(r#"glob("[", args.path)"#),
+        [(ExprErrorKind::InvalidGlob, "\"[\"".to_string())]
+    );
+    assert_eq!(
+        compile_errors(r#"args.p.matches("(")"#),
+        [(ExprErrorKind::InvalidRegex, "\"(\"".to_string())]
+    );
+    let syntax = compile_errors("args.x == ");
+    assert_eq!(syntax.len(), 1);
+    assert_eq!(syntax[0].0, ExprErrorKind::Syntax);
+    // Comprehension variables are not unknown variables.
+    assert!(compile_errors(r#"args.l.all(x, x > 1) && [1].exists(y, y == 1)"#).is_empty());
+}
+
+#[test]
+fn arg_reads_are_recorded_with_guards() {
+    let env = CelEnv::new();
+    let mut cache = PatternCache::default();
+    let src = r#"has(args.path) && args.path.startsWith("/") && args["mode"] == "x""#;
+    let expr = env.compile(src, &mut cache).unwrap();
+    let reads: Vec<(&str, &str)> = expr
+        .arg_reads
+        .iter()
+        .map(|r| (r.key.as_str(), &src[r.start..r.end]))
+        .collect();
+    assert_eq!(reads, [("path", "args.path"), ("mode", "args[\"mode\"]")]);
+    assert!(expr.guarded.contains("path"));
+    assert!(!expr.guarded.contains("mode"));
+}

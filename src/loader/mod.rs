@@ -576,7 +576,10 @@ impl Builder {
                                 len: b - a,
                             },
                         })
-                        .label(e.message.clone())
+                        .label(match e.kind {
+                            ExprErrorKind::Syntax => "the expression breaks here".to_string(),
+                            _ => e.message.clone(),
+                        })
                         .help(help),
                     );
                 }
@@ -1218,11 +1221,13 @@ fn strip_env_refs(s: &str) -> String {
 fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
     use serde_saphyr::Error as E;
     let mut err = err.without_snippet();
-    // Errors raised while replaying an alias come wrapped: look inside.
+    // Errors raised while replaying an alias come wrapped: the kind is inside, the
+    // place to show is where the alias is used (the outermost location).
+    let outer = loc_of(file, err.location());
     while let E::AliasError { error, .. } = err {
         err = error.without_snippet();
     }
-    let location = loc_of(file, err.location());
+    let location = outer.or_else(|| loc_of(file, err.location()));
     let location = match err {
         // Underline the whole key, not its first character.
         E::SerdeUnknownField { .. } | E::DuplicateMappingKey { .. } => location.map(|mut l| {

@@ -35,14 +35,17 @@ impl ScalarMap {
         let raw = text.get(start..end).unwrap_or("");
         let decoded = decode(raw, style);
         let chars: Vec<char> = value.chars().collect();
-        let matches = decoded.len() >= chars.len()
-            && decoded.iter().zip(chars.iter()).all(|((c, _), v)| c == v);
+        // A block scalar's final line break may lie outside the span: a missing tail
+        // of line breaks still matches.
+        let matches = decoded.iter().zip(chars.iter()).all(|((c, _), v)| c == v)
+            && chars.iter().skip(decoded.len()).all(|c| *c == '\n');
         let offsets = if matches {
             let mut o: Vec<usize> = decoded
                 .iter()
                 .take(chars.len())
                 .map(|(_, off)| start + off)
                 .collect();
+            o.resize(chars.len(), end);
             let end_off = decoded.get(chars.len()).map_or(end, |(_, off)| start + off);
             // The end of the last character, not the start of the next decoded one.
             let last_end = o

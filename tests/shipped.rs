@@ -1,0 +1,64 @@
+//! The shipped `policies/` and `manifests/` lint clean and pass their own tests.
+#![expect(clippy::unwrap_used, reason = "tests")]
+
+use std::process::Command;
+
+fn zp(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn shipped_files_lint_clean_under_deny_warnings() {
+    let (code, out, err) = zp(&["lint", "--deny-warnings"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.ends_with("0 errors, 0 warnings\n"), "{err}");
+}
+
+#[test]
+fn shipped_tests_pass_with_full_rule_coverage() {
+    let (code, out, err) = zp(&["test", "--coverage", "--min-coverage", "100"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let last = out.lines().last().unwrap();
+    let (passed, failed) = last.split_once(" passed, ").unwrap();
+    assert_eq!(failed, "0 failed");
+    assert!(passed.parse::<usize>().unwrap() >= 100, "{last}");
+    assert!(out.contains("(100.0%)"), "{out}");
+    assert!(!out.contains("not covered"), "{out}");
+}
+
+#[test]
+fn shipped_policy_has_at_least_thirty_tests_covering_every_rule() {
+    let loaded = zero_policy::loader::load_paths(&[
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests"),
+    ])
+    .unwrap();
+    let policy = loaded.policy.unwrap();
+    assert!(policy.tests.len() >= 30, "{} tests", policy.tests.len());
+    // Every rule is named in the `matched` of some test, not only hit by an example.
+    let named: std::collections::BTreeSet<&str> = policy
+        .tests
+        .iter()
+        .flat_map(|t| t.matched.iter().flatten().map(String::as_str))
+        .collect();
+    let missing: Vec<&str> = policy
+        .rules
+        .iter()
+        .map(|r| r.id.as_str())
+        .filter(|id| !named.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules no test names in `matched`: {missing:?}"
+    );
+}
