@@ -1,7 +1,12 @@
 //! Decision speed and load time. Prints figures; asserts nothing about time.
 //!
 //! `cargo bench --bench decide` (add `-- --quick` for a short run).
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "benchmark harness")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "benchmark harness"
+)]
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

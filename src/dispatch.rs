@@ -406,6 +406,7 @@ impl Registry {
         let mut vars = call.session.to_cel();
         vars.tool = tool.cel_value.clone();
         vars.args = ::cel::to_value(&call.args).unwrap_or(::cel::Value::Null);
+        cel::functions::begin_call();
         let scope = cel::Scope::new(&self.root, &vars);
         let mut matched = Vec::new();
         let mut errors = Vec::new();

@@ -484,7 +484,6 @@ pub fn test_json(report: &Report) {
 }
 
 /// Progress while connecting to MCP servers: on standard error, only when it is a terminal.
-#[must_use]
 pub fn connect_progress() -> impl Fn(crate::mcp::register::Progress) + Send + Sync {
     use crate::mcp::register::Progress;
     let tty = std::io::stderr().is_terminal();

@@ -3,7 +3,7 @@
 //! dispatch through the one path, scrubbing, and no process left behind.
 //!
 //! Needs `.ci/mcp-deps.sh` (server-everything from npm, a venv with PyPI `mcp`).
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -416,7 +416,8 @@ fn a_hanging_server_does_not_hold_up_the_others_and_runs_are_identical() {
     ];
     let manifest = write_manifest(&dir, &servers, "");
     let rt = runtime();
-    let mut first: Option<(Vec<String>, Vec<(String, String)>)> = None;
+    type Outcome = (Vec<String>, Vec<(String, String)>);
+    let mut first: Option<Outcome> = None;
     let mut slowest = Duration::ZERO;
     for _ in 0..20 {
         let mut registry = load(&manifest);

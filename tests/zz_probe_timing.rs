@@ -3,8 +3,19 @@ use std::path::Path;
 use zero_policy::diagnostic::SourceFile;
 use zero_policy::loader::load_sources;
 
+const T2: &str = "version: 1
+tools:
+  - name: t0
+    description: a generated tool
+    scope: write
+    safety: {side_effect: none, permission: prompt, reason: because-t0}
+  - name: t1
+    description: a generated tool
+    scope: shell
+    safety: {side_effect: none, permission: allow, reason: because-t1}
+";
 fn t(name: &str, d: &str) {
-    let n = 200;
+    let n = 300;
     let t0 = std::time::Instant::now();
     for _ in 0..n {
         let l = load_sources(vec![SourceFile::new(Path::new("p.yaml"), d.to_string())]);
@@ -12,75 +23,60 @@ fn t(name: &str, d: &str) {
     }
     println!("{name}: {:?}", t0.elapsed() / n);
 }
-
-const TOOL: &str = "  - name: tNAME\n    description: a generated tool\n    scope: write\n    parameters:\n      type: object\n      properties:\n        num: {type: integer}\n        s: {type: string}\n        opt: {type: string}\n      required: [num, s]\n    safety: {side_effect: none, permission: prompt, reason: because}\n";
-const TOOL_NOPARAM: &str = "  - name: tNAME\n    description: a generated tool\n    scope: write\n    safety: {side_effect: none, permission: prompt, reason: because}\n";
-
 #[test]
 fn timing() {
-    let tools3: String = (0..3)
-        .map(|i| TOOL.replace("NAME", &i.to_string()))
-        .collect();
-    let tools3np: String = (0..3)
-        .map(|i| TOOL_NOPARAM.replace("NAME", &i.to_string()))
-        .collect();
-    t("empty", "version: 1\n");
-    t("3 tools", &format!("version: 1\ntools:\n{tools3}"));
+    t("2 tools", T2);
     t(
-        "3 tools no params",
-        &format!("version: 1\ntools:\n{tools3np}"),
-    );
-    let rules = |when: &str, tools: &str| -> String {
-        (0..4)
-            .map(|i| {
-                format!(
-                    "  - id: s{i}\n{tools}    when: '{when}'\n    action: deny\n    reason: r\n"
-                )
-            })
-            .collect()
-    };
-    t(
-        "3 tools + 4 rules true",
-        &format!("version: 1\ntools:\n{tools3}rules:\n{}", rules("true", "")),
-    );
-    t(
-        "3 tools + 4 rules true tools list",
-        &format!(
-            "version: 1\ntools:\n{tools3}rules:\n{}",
-            rules("true", "    tools: [t0, t1]\n")
+        "2 tools + reject",
+        &T2.replace(
+            "because-t1}\n",
+            "because-t1}\n    reject:\n      - id: x0\n        when: 'true'\n        message: m\n",
         ),
     );
     t(
-        "3 tools + 4 rules complex",
+        "2 tools + rule no tools",
+        &format!("{T2}rules:\n  - id: s1\n    when: 'true'\n    action: deny\n    reason: r\n"),
+    );
+    t(
+        "2 tools + rule tools [t0]",
         &format!(
-            "version: 1\ntools:\n{tools3}rules:\n{}",
-            rules(
-                "(args.num > 2) && (args.s.contains(\"a\") || has(args.opt))",
-                ""
-            )
+            "{T2}rules:\n  - id: s1\n    tools: [t0]\n    when: 'true'\n    action: deny\n    reason: r\n"
         ),
     );
-    let env = zero_policy::cel::CelEnv::new();
-    let mut cache = zero_policy::cel::PatternCache::default();
-    let n = 200;
+    t(
+        "2 tools + 2 rules tools [t0]",
+        &format!(
+            "{T2}rules:\n  - id: s1\n    tools: [t0]\n    when: 'true'\n    action: deny\n    reason: r\n  - id: s2\n    tools: [t0]\n    when: 'true'\n    action: deny\n    reason: r\n"
+        ),
+    );
+    t(
+        "2 tools + relax tools [t0]",
+        &format!("{T2}relax:\n  - id: s1\n    tools: [t0]\n    when: 'true'\n"),
+    );
+    let n = 300;
     let t0 = std::time::Instant::now();
     for _ in 0..n {
-        let _ = env.compile(
-            "(args.num > 2) && (args.s.contains(\"a\") || has(args.opt))",
-            &mut cache,
-        );
+        let g = globset::Glob::new("t0").unwrap();
+        let _ = g.compile_matcher();
     }
-    println!("cel compile complex: {:?}", t0.elapsed() / n);
+    println!("glob matcher: {:?}", t0.elapsed() / n);
     let t0 = std::time::Instant::now();
     for _ in 0..n {
-        let _ = env.compile("true", &mut cache);
+        let mut b = globset::GlobSetBuilder::new();
+        b.add(globset::Glob::new("t0").unwrap());
+        let _ = b.build();
     }
-    println!("cel compile true: {:?}", t0.elapsed() / n);
+    println!("globset literal: {:?}", t0.elapsed() / n);
     let t0 = std::time::Instant::now();
     for _ in 0..n {
-        let _ = jsonschema::draft202012::new(
-            &serde_json::json!({"type":"object","properties":{"num":{"type":"integer"}}}),
-        );
+        let mut b = globset::GlobSetBuilder::new();
+        b.add(globset::Glob::new("*").unwrap());
+        let _ = b.build();
     }
-    println!("jsonschema: {:?}", t0.elapsed() / n);
+    println!("globset *: {:?}", t0.elapsed() / n);
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        let _ = zero_policy::scrub::Scrubber::builtin();
+    }
+    println!("Scrubber::builtin: {:?}", t0.elapsed() / n);
 }

@@ -116,8 +116,9 @@ pub fn path_under(path: &str, dir: &str, workspace: &str) -> bool {
     p == d || p.strip_prefix(&d).is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// Scripts parsed recently on this thread: every shell rule of a call reads the same
-/// script, so it is parsed once per call rather than once per rule.
+/// Scripts parsed during the current call on this thread: every shell rule of a call
+/// reads the same script, so it is parsed once per call rather than once per rule.
+/// [`begin_call`] empties it, so nothing is remembered from one call to the next.
 const SHELL_MEMO: usize = 8;
 
 type ShellResult = Result<Value, shell::ShellError>;
@@ -125,6 +126,11 @@ type ShellResult = Result<Value, shell::ShellError>;
 thread_local! {
     static SHELL_CACHE: std::cell::RefCell<Vec<(Arc<String>, ShellResult)>> =
         const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forgets the scripts parsed for the previous call on this thread.
+pub fn begin_call() {
+    SHELL_CACHE.with(|c| c.borrow_mut().clear());
 }
 
 /// `shell_commands` as a CEL list, memoised per thread (a pure function of the script).

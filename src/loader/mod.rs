@@ -341,6 +341,8 @@ impl Builder {
         let options = serde_saphyr::options! {
             budget: serde_saphyr::budget! { max_aliases: MAX_ALIASES, max_nodes: MAX_NODES },
             with_snippet: false,
+            // YAML 1.2 booleans only: a parameter named `n`, `y`, `on` or `no` stays a string.
+            strict_booleans: true,
         };
         match serde_saphyr::from_str_with_options::<Document>(&file.text, options) {
             Ok(doc) => Some(doc),
@@ -1233,7 +1235,7 @@ fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
         E::SerdeUnknownField { .. } | E::DuplicateMappingKey { .. } => location.map(|mut l| {
             let rest = l.file.text.get(l.span.offset..).unwrap_or("");
             let len = rest
-                .find(|c: char| c == ':' || c == '\n' || c == ',' || c == '}')
+                .find([':', '\n', ',', '}'])
                 .unwrap_or(rest.len());
             l.span.len = rest[..len].trim_end().len().max(l.span.len);
             l

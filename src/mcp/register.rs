@@ -222,7 +222,7 @@ async fn connect_and_list(spec: ConnectSpec) -> Listed {
 }
 
 fn humantime(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 {
+    if d.as_millis().is_multiple_of(1000) {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())
