@@ -610,8 +610,10 @@ impl Registry {
     /// `approver` is asked when the decision is `prompt`; without one,
     /// `settings.on_prompt` decides (`deny`, or `ask` which still needs an approver).
     pub async fn dispatch(&self, call: &Call, approver: Option<&dyn Approver>) -> Dispatched {
-        let evaluation = self.evaluate(call);
+        let mut evaluation = self.evaluate(call);
         let result = self.run_decided(call, &evaluation, approver).await;
+        // The evaluation leaves too, and its texts may quote the arguments.
+        crate::runtime::scrub_evaluation(self.scrubber(), &mut evaluation);
         let result = match result {
             Ok(mut out) => {
                 crate::runtime::scrub_output(self.scrubber(), &mut out);

@@ -156,6 +156,28 @@ pub fn scrub_output(scrubber: &Scrubber, out: &mut ToolOutput) {
     }
 }
 
+/// Scrubs every text of an evaluation (reasons, step details, rule errors).
+pub fn scrub_evaluation(scrubber: &Scrubber, ev: &mut crate::dispatch::Evaluation) {
+    let s = |m: &mut String| {
+        if let std::borrow::Cow::Owned(clean) = scrubber.scrub_str(m) {
+            *m = clean;
+        }
+    };
+    s(&mut ev.tool);
+    for r in [&mut ev.reason, &mut ev.reject_reason]
+        .into_iter()
+        .flatten()
+    {
+        s(r);
+    }
+    for step in &mut ev.steps {
+        s(&mut step.detail);
+    }
+    for e in &mut ev.errors {
+        s(&mut e.message);
+    }
+}
+
 /// Scrubs the message of an error.
 #[must_use]
 pub fn scrub_error(scrubber: &Scrubber, e: ToolError) -> ToolError {

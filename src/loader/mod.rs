@@ -1234,9 +1234,7 @@ fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
         // Underline the whole key, not its first character.
         E::SerdeUnknownField { .. } | E::DuplicateMappingKey { .. } => location.map(|mut l| {
             let rest = l.file.text.get(l.span.offset..).unwrap_or("");
-            let len = rest
-                .find([':', '\n', ',', '}'])
-                .unwrap_or(rest.len());
+            let len = rest.find([':', '\n', ',', '}']).unwrap_or(rest.len());
             l.span.len = rest[..len].trim_end().len().max(l.span.len);
             l
         }),
