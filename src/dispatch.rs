@@ -257,7 +257,7 @@ pub struct Evaluation {
     pub reject_reason: Option<String>,
     /// The reason of the strictest rule or permission that set the decision.
     pub reason: Option<String>,
-    /// Rules that matched, sorted by kind and id.
+    /// Rules that matched, sorted by id (then kind).
     pub matched: Vec<MatchedRule>,
     /// Every step, in order.
     pub steps: Vec<StepRecord>,
@@ -428,7 +428,10 @@ impl Registry {
             };
             if hit {
                 matched.push(matched_rule(rule));
-                first_reject.get_or_insert(rule);
+                // The lowest id gives the message, so rule order never changes it.
+                if first_reject.is_none_or(|f| rule.id < f.id) {
+                    first_reject = Some(rule);
+                }
             }
         }
         if let Some(rule) = first_reject {

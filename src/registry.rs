@@ -135,10 +135,16 @@ impl RegisteredTool {
             .take(5)
             .map(|e| {
                 let path = e.instance_path().to_string();
+                let text = e.to_string();
+                let mut c = text.chars();
+                let text: String = c
+                    .next()
+                    .map(|f| f.to_lowercase().chain(c).collect())
+                    .unwrap_or_default();
                 if path.is_empty() {
-                    format!("arguments: {e}")
+                    text
                 } else {
-                    format!("argument `{path}`: {e}")
+                    format!("`{path}`: {text}")
                 }
             })
             .collect();

@@ -1,12 +1,7 @@
 //! The dispatch path (SPEC §4), one step at a time, on policies written inline,
 //! and the runtime half: `register_tool`, `attach_executor`, `dispatch`, approvers
 //! and the secret scrubber.
-#![expect(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests"
-)]
+#![expect(clippy::expect_used, reason = "a failed setup ends the test")]
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -396,7 +391,7 @@ fn validate_missing_required_argument_is_rejected_naming_it() {
     assert_eq!(steps, rejected_at(Step::Validate));
     assert_eq!(
         reason.as_deref(),
-        Some(r#"invalid arguments: arguments: "command" is a required property"#)
+        Some(r#"invalid arguments: "command" is a required property"#)
     );
 }
 
@@ -406,7 +401,7 @@ fn validate_wrong_type_is_rejected_naming_the_path() {
     assert_eq!(steps, rejected_at(Step::Validate));
     assert_eq!(
         reason.as_deref(),
-        Some(r#"invalid arguments: argument `/timeout_ms`: "soon" is not of type "integer""#)
+        Some(r#"invalid arguments: `/timeout_ms`: "soon" is not of type "integer""#)
     );
 }
 
@@ -419,7 +414,7 @@ fn validate_nested_wrong_type_names_the_nested_path() {
     assert_eq!(steps, rejected_at(Step::Validate));
     assert_eq!(
         reason.as_deref(),
-        Some(r#"invalid arguments: argument `/options/limit`: "all" is not of type "integer""#)
+        Some(r#"invalid arguments: `/options/limit`: "all" is not of type "integer""#)
     );
 }
 
@@ -427,10 +422,9 @@ fn validate_nested_wrong_type_names_the_nested_path() {
 fn validate_additional_property_is_rejected_naming_it() {
     let (reason, steps) = validate_reason("bash", json!({"command": "ls", "cwd": "/"}));
     assert_eq!(steps, rejected_at(Step::Validate));
-    let reason = reason.expect("a reason");
-    assert!(
-        reason.starts_with("invalid arguments: ") && reason.contains("'cwd'"),
-        "{reason}"
+    assert_eq!(
+        reason.as_deref(),
+        Some("invalid arguments: additional properties are not allowed ('cwd' was unexpected)")
     );
 }
 
@@ -449,7 +443,7 @@ fn validate_minimum_is_enforced() {
     let (reason, _) = validate_reason("bash", json!({"command": "ls", "timeout_ms": 0}));
     assert_eq!(
         reason.as_deref(),
-        Some("invalid arguments: argument `/timeout_ms`: 0 is less than the minimum of 1")
+        Some("invalid arguments: `/timeout_ms`: 0 is less than the minimum of 1")
     );
 }
 
@@ -510,6 +504,24 @@ fn reject_rule_match_rejects_with_its_message() {
 }
 
 #[test]
+fn reject_rule_matching_without_error_rejects() {
+    let ev = registry().evaluate(&call("bash", json!({"command": "probe", "timeout_ms": 5})));
+    assert_eq!(
+        summary(&ev),
+        Summary {
+            decision: Decision::Reject,
+            static_permission: None,
+            effective_permission: None,
+            reject_reason: Some("reject rule `probe-timeout`: probes take no timeout".into()),
+            reason: None,
+            matched: vec![hit("probe-timeout", RuleKind::Reject, Decision::Reject)],
+            errors: vec![],
+            steps: rejected_at(Step::Reject),
+        }
+    );
+}
+
+#[test]
 fn reject_rule_that_errors_at_run_time_rejects() {
     // `args.timeout_ms` is optional: without it the expression fails, and the
     // reject rule fails closed (matched).
@@ -536,9 +548,6 @@ fn reject_rule_that_errors_at_run_time_rejects() {
 
 #[test]
 fn reject_rule_not_matching_passes() {
-    let ev = registry().evaluate(&call("bash", json!({"command": "probe", "timeout_ms": 0})));
-    // 0 fails validation (minimum 1); use a command the rules do not match instead.
-    assert_eq!(ev.decision, Decision::Reject);
     let ev = registry().evaluate(&call("bash", json!({"command": "git push"})));
     assert_eq!(
         summary(&ev),
@@ -557,6 +566,43 @@ fn reject_rule_not_matching_passes() {
         step_detail(&ev, Step::Reject),
         "none of 2 reject rules matched"
     );
+}
+
+/// SPEC §4: rule order never changes a decision. When two reject rules match, the
+/// rejection shown (and printed by `explain`) should not depend on which one is
+/// written first either; sandbox ties are already broken by id for this reason.
+#[test]
+fn reject_reason_does_not_depend_on_rule_order() {
+    let tool = |first: (&str, &str), second: (&str, &str)| {
+        format!(
+            "version: 1
+tools:
+  - name: run
+    description: Run.
+    scope: shell
+    safety: {{side_effect: shell, permission: prompt, reason: runs}}
+    reject:
+      - id: {}
+        when: 'true'
+        message: {}
+      - id: {}
+        when: 'true'
+        message: {}
+",
+            first.0, first.1, second.0, second.1
+        )
+    };
+    let a = ("alpha", "refused by alpha");
+    let b = ("beta", "refused by beta");
+    let written_ab = registry_of(&[("ab.yaml", &tool(a, b))]).evaluate(&call("run", json!({})));
+    let written_ba = registry_of(&[("ba.yaml", &tool(b, a))]).evaluate(&call("run", json!({})));
+    assert_eq!(
+        (written_ab.decision, written_ba.decision),
+        (Decision::Reject, Decision::Reject)
+    );
+    let ids = |ev: &Evaluation| ev.matched.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&written_ab), ids(&written_ba));
+    assert_eq!(written_ab.reject_reason, written_ba.reject_reason);
 }
 
 // ------------------------------------------------------------------ 5. permission
@@ -683,7 +729,8 @@ relax:
 "#;
     let loaded = load(&[("relax.yaml", yaml)]);
     assert!(loaded.policy.is_none());
-    let found: Vec<(Code, String, Option<(String, usize)>)> = loaded
+    type Found = (Code, String, Option<(String, usize)>);
+    let found: Vec<Found> = loaded
         .diagnostics
         .iter()
         .map(|d| {
@@ -1349,7 +1396,7 @@ async fn dispatch_reject_never_runs_the_tool() {
         ),
         (
             call("bash", json!({"command": 1})),
-            r#"invalid arguments: argument `/command`: 1 is not of type "string""#,
+            r#"invalid arguments: `/command`: 1 is not of type "string""#,
         ),
         (
             call_in(
@@ -1552,8 +1599,7 @@ async fn dispatch_scrubs_secrets_from_rejections() {
     assert_eq!(
         out.result,
         Err(ToolError::Rejected(
-            r#"invalid arguments: argument `/timeout_ms`: "[REDACTED]" is not of type "integer""#
-                .into()
+            r#"invalid arguments: `/timeout_ms`: "[REDACTED]" is not of type "integer""#.into()
         ))
     );
     // An unknown tool named like a token.

@@ -236,7 +236,9 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
         let d = edit_distance(word, c);
-        if d <= (word.len().max(c.len()) / 3).max(1) && best.is_none_or(|(bd, _)| d < bd) {
+        if d <= (word.len().max(c.len()) / 3).max(1)
+            && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc))
+        {
             best = Some((d, c));
         }
     }
