@@ -3,7 +3,7 @@
 //! Needs `.ci/mcp-deps.sh`. Prints figures; asserts nothing about time.
 //!
 //! `cargo bench --bench mcp`
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "benchmark harness")]
+#![expect(clippy::unwrap_used, reason = "benchmark harness")]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
