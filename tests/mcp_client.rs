@@ -8,8 +8,11 @@
 //! `cargo test --test mcp_client -- --nocapture` also prints connect and call times.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{everything_js, fixture, python};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,41 +25,6 @@ use zero_policy::mcp::client::{
 const OK_TIMEOUT: Duration = Duration::from_secs(30);
 
 // ---------------------------------------------------------------- locating things
-
-fn deps_dir() -> PathBuf {
-    match std::env::var_os("ZP_TEST_DEPS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-deps"),
-    }
-}
-
-fn require(path: PathBuf) -> String {
-    assert!(
-        path.exists(),
-        "{} is missing: run `.ci/mcp-deps.sh` first (it installs the MCP test servers \
-         into $ZP_TEST_DEPS, default <repo>/target/test-deps)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-fn python() -> String {
-    require(deps_dir().join("venv/bin/python"))
-}
-
-fn everything_js() -> String {
-    require(
-        deps_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
-    )
-}
-
-fn fixture(name: &str) -> String {
-    require(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/mcp")
-            .join(name),
-    )
-}
 
 fn stdio(server: &str, command: String, args: Vec<String>, timeout: Duration) -> ConnectSpec {
     ConnectSpec {

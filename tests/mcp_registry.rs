@@ -5,6 +5,9 @@
 //! Needs `.ci/mcp-deps.sh` (server-everything from npm, a venv with PyPI `mcp`).
 #![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
+mod common;
+
+use common::{everything_js, fixture, python};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -13,40 +16,6 @@ use zero_policy::dispatch::{Call, Session};
 use zero_policy::loader;
 use zero_policy::mcp::register::register_servers;
 use zero_policy::registry::Registry;
-
-fn deps_dir() -> PathBuf {
-    std::env::var_os("ZP_TEST_DEPS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-deps"),
-        PathBuf::from,
-    )
-}
-
-fn require(p: PathBuf) -> String {
-    assert!(
-        p.exists(),
-        "{} is missing: run `.ci/mcp-deps.sh` first",
-        p.display()
-    );
-    p.to_string_lossy().into_owned()
-}
-
-fn python() -> String {
-    require(deps_dir().join("venv/bin/python"))
-}
-
-fn everything_js() -> String {
-    require(
-        deps_dir().join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
-    )
-}
-
-fn fixture(name: &str) -> String {
-    require(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/mcp")
-            .join(name),
-    )
-}
 
 /// A unique marker passed to every server this test starts, to find leftovers.
 fn marker(test: &str) -> String {
