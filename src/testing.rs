@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::dispatch::{Call, RuleError};
 use crate::model::Decision;
-use crate::policy::{Origin, Policy};
+use crate::policy::Policy;
 use crate::registry::Registry;
 
 /// What kind of check a result is.
@@ -81,7 +81,6 @@ impl Report {
 fn run_one(
     registry: &Registry,
     call: &Call,
-    origin: &Origin,
     covered: &mut BTreeSet<String>,
 ) -> (Decision, Vec<String>, Option<String>, Vec<RuleError>) {
     let ev = registry.evaluate(call);
@@ -89,7 +88,6 @@ fn run_one(
     ids.sort();
     ids.dedup();
     covered.extend(ids.iter().cloned());
-    let _ = origin;
     (ev.decision, ids, ev.reject_reason, ev.errors)
 }
 
@@ -99,8 +97,7 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
     let mut covered = BTreeSet::new();
     let mut results = Vec::new();
     for t in &policy.tests {
-        let (actual, ids, reject_reason, errors) =
-            run_one(registry, &t.call, &t.origin, &mut covered);
+        let (actual, ids, reject_reason, errors) = run_one(registry, &t.call, &mut covered);
         let mut failures = Vec::new();
         if actual != t.decision {
             failures.push(format!("expected `{}`, got `{actual}`", t.decision));
@@ -134,8 +131,7 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
     }
     for rule in policy.all_rules() {
         for ex in &rule.examples {
-            let (actual, ids, reject_reason, errors) =
-                run_one(registry, &ex.call, &ex.origin, &mut covered);
+            let (actual, ids, reject_reason, errors) = run_one(registry, &ex.call, &mut covered);
             let hit = ids.contains(&rule.id);
             let passed = hit == ex.should_match;
             results.push(CaseResult {

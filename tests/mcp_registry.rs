@@ -17,6 +17,14 @@ use zero_policy::loader;
 use zero_policy::mcp::register::register_servers;
 use zero_policy::registry::Registry;
 
+/// The tests here start many server processes; run them one at a time so that a
+/// timing bound measures registration, not a neighbour's load.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A unique marker passed to every server this test starts, to find leftovers.
 fn marker(test: &str) -> String {
     format!("zp-marker-{test}-{}", std::process::id())
@@ -90,6 +98,7 @@ const EVERYTHING_SAFETY: &str = "    safety: {side_effect: network, permission: 
 
 #[test]
 fn tools_connect_json_lists_everything_and_skips_broken_and_hanging_servers() {
+    let _serial = serial();
     let m = marker("cli");
     let dir = tmp("cli");
     let manifest = write_manifest(
@@ -162,6 +171,7 @@ fn tools_connect_json_lists_everything_and_skips_broken_and_hanging_servers() {
 
 #[test]
 fn explain_connect_shows_the_host_imposed_permission_and_the_override() {
+    let _serial = serial();
     let m = marker("explain");
     let dir = tmp("explain");
     let manifest = write_manifest(
@@ -224,6 +234,7 @@ fn session() -> Session {
 
 #[test]
 fn calls_go_through_the_dispatch_path_and_leave_scrubbed() {
+    let _serial = serial();
     let m = marker("dispatch");
     let dir = tmp("dispatch");
     let allow = "    safety: {side_effect: none, permission: allow, reason: test}\n";
@@ -313,6 +324,7 @@ fn calls_go_through_the_dispatch_path_and_leave_scrubbed() {
 
 #[test]
 fn every_skip_reason_is_recorded_and_registration_is_deterministic() {
+    let _serial = serial();
     let m = marker("skips");
     let dir = tmp("skips");
     let servers = vec![
@@ -375,6 +387,7 @@ fn every_skip_reason_is_recorded_and_registration_is_deterministic() {
 
 #[test]
 fn a_hanging_server_does_not_hold_up_the_others_and_runs_are_identical() {
+    let _serial = serial();
     let m = marker("determinism");
     let dir = tmp("determinism");
     let servers = vec![
@@ -421,6 +434,7 @@ fn a_hanging_server_does_not_hold_up_the_others_and_runs_are_identical() {
 
 #[test]
 fn a_relax_rule_is_not_applied_to_a_deny_mcp_tool_and_that_is_recorded() {
+    let _serial = serial();
     let m = marker("relax");
     let dir = tmp("relax");
     let policy = "relax:\n  - id: trust-everything\n    tools: [\"mcp__everything__*\"]\n    when: 'true'\n    reason: trusted server\n";

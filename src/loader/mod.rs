@@ -18,8 +18,8 @@ use crate::cel::{CelEnv, ExprErrorKind, PatternCache};
 use crate::diagnostic::{Code, Diagnostic, Location, SourceFile, Span};
 use crate::dispatch::{Call, Session};
 use crate::model::{
-    Decision, Document, OnPrompt, Permission, RawCall, RawExamples, RawPartialSafety, RawRule,
-    RawSafety, RawServer, RawSettings, RawTool, SideEffect, Transport,
+    Decision, Document, Permission, RawCall, RawExamples, RawPartialSafety, RawRule, RawSafety,
+    RawServer, RawSettings, RawTool, SideEffect, Transport,
 };
 use crate::policy::{
     EnvString, Example, Origin, Override, Policy, Rule, RuleKind, Safety, ServerDef, Settings,
@@ -736,16 +736,11 @@ impl Builder {
         }
     }
 
-    fn partial_safety(
-        &mut self,
-        file: &SourceFile,
-        raw: Option<&RawPartialSafety>,
-        base: &Safety,
-    ) -> Safety {
+    fn partial_safety(raw: Option<&RawPartialSafety>, base: &Safety) -> Safety {
         let Some(raw) = raw else {
             return base.clone();
         };
-        let safety = Safety {
+        Safety {
             side_effect: raw
                 .side_effect
                 .as_ref()
@@ -756,9 +751,7 @@ impl Builder {
                 .as_ref()
                 .map(|r| r.value.clone())
                 .or_else(|| base.reason.clone()),
-        };
-        let _ = file;
-        safety
+        }
     }
 
     fn server(&mut self, file: &SourceFile, raw: &RawServer) {
@@ -870,11 +863,11 @@ impl Builder {
             permission: Permission::Prompt,
             reason: None,
         };
-        let safety = self.partial_safety(file, raw.safety.as_ref(), &base);
+        let safety = Self::partial_safety(raw.safety.as_ref(), &base);
         let mut overrides = Vec::new();
         for o in &raw.overrides {
             let (tools, written) = name_globset(self, file, o.tools.iter());
-            let s = self.partial_safety(file, Some(&o.safety), &safety);
+            let s = Self::partial_safety(Some(&o.safety), &safety);
             let at = o
                 .tools
                 .first()
@@ -1331,14 +1324,5 @@ fn lowercase_first(s: &str) -> String {
     match c.next() {
         Some(f) => f.to_lowercase().chain(c).collect(),
         None => String::new(),
-    }
-}
-
-/// Default on_prompt as text (for output).
-#[must_use]
-pub fn on_prompt_name(o: OnPrompt) -> &'static str {
-    match o {
-        OnPrompt::Deny => "deny",
-        OnPrompt::Ask => "ask",
     }
 }
