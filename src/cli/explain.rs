@@ -8,21 +8,15 @@ use crate::dispatch::{Call, Session};
 use crate::model::Scope;
 use crate::output;
 
+const EXAMPLES: &str = "Examples:\n\n  zero-policy explain --tool bash --args '{\"command\": \"git status\"}'\n\n  echo '{\"tool\":\"read_file\",\"args\":{\"path\":\".env\"}}' | zero-policy explain --call - --format json\n\n  zero-policy explain --session mode=plan --tool write_file --args '{\"path\":\"a.txt\",\"content\":\"\"}'";
+
 /// Show how one call is decided.
 ///
 /// Give the call as `--tool NAME --args JSON`, or as a JSON file
 /// `{"tool": ..., "args": {...}, "session": {...}}` with `--call FILE`
 /// (`-` reads standard input). `--session` settings apply on top.
-///
-/// Examples:
-///
-///   zero-policy explain --tool bash --args '{"command": "git status"}'
-///
-///   echo '{"tool":"read_file","args":{"path":".env"}}' | zero-policy explain --call - --format json
-///
-///   zero-policy explain --tool write_file --args '{"path":"/etc/hosts","content":""}' --session workspace=/home/dev/project --session mode=plan
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The tool's final name.
     #[arg(long, conflicts_with = "call", required_unless_present = "call")]

@@ -5,20 +5,14 @@ use crate::diagnostic::{self, Code, Severity};
 use crate::output;
 use crate::registry::Registry;
 
+const EXAMPLES: &str = "Examples:\n\n  zero-policy lint\n\n  zero-policy lint --format github --deny-warnings policies/ manifests/\n\n  zero-policy lint --explain relax-on-deny";
+
 /// Load every file, run every check, print diagnostics.
 ///
 /// Exit 0 when there is no error (warnings allowed), 1 on errors (or on
 /// warnings with `--deny-warnings`), 2 when it could not run.
-///
-/// Examples:
-///
-///   zero-policy lint
-///
-///   zero-policy lint --format github --deny-warnings policies/ manifests/
-///
-///   zero-policy lint --explain relax-on-deny
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]

@@ -40,10 +40,25 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Load every file, run every check, print diagnostics (exit 1 on errors).
+    ///
+    /// Exit 0 when there is no error (warnings allowed), 1 on errors (or on
+    /// warnings with `--deny-warnings`), 2 when it could not run. Every code is
+    /// described by `--explain CODE` and in docs/diagnostics.md.
     Lint(lint::Args),
     /// Show how one call is decided, step by step.
+    ///
+    /// Give the call as `--tool NAME --args JSON`, or as a JSON file
+    /// `{"tool": ..., "args": {...}, "session": {...}}` with `--call FILE` (`-`
+    /// reads standard input). `--session` settings apply on top. Prints every
+    /// step of the dispatch path, the matched rules with file:line, and the
+    /// decision; secrets in the echoed arguments are scrubbed. Exit 0 when
+    /// decided (whatever the decision), 2 when it could not run.
     Explain(explain::Args),
     /// Run every `tests:` case and every rule example (ends with `N passed, M failed`).
+    ///
+    /// Exit 0 when all pass, 1 on a failure (or coverage below
+    /// `--min-coverage`), 2 when it could not run. Cases that call MCP tools
+    /// need `--connect`.
     Test(test::Args),
     /// List the registry: every tool with its source, scope, side effect and permission.
     Tools(tools::Args),

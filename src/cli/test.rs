@@ -4,18 +4,15 @@ use crate::cli::{EXIT_FAIL, EXIT_OK, Format, Paths, load_registry, with_servers}
 use crate::output;
 use crate::testing;
 
+const EXAMPLES: &str =
+    "Examples:\n\n  zero-policy test\n\n  zero-policy test --coverage --min-coverage 100";
+
 /// Run every `tests:` case and every rule example through the dispatch path.
 ///
 /// Ends with the line `N passed, M failed`. Exit 0 when all pass, 1 on a
 /// failure (or coverage below `--min-coverage`), 2 when it could not run.
-///
-/// Examples:
-///
-///   zero-policy test
-///
-///   zero-policy test --coverage --min-coverage 100
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
