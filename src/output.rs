@@ -464,10 +464,24 @@ pub fn test_text(report: &Report, coverage: bool) -> String {
             s.push_str(&format!("  not covered: {id}\n"));
         }
     }
-    s.push_str(&format!(
-        "{} passed, {} failed\n",
-        report.passed, report.failed
-    ));
+    for sk in &report.skipped {
+        s.push_str(&format!(
+            "skipped {sk}: its MCP server is not connected (use --connect)\n"
+        ));
+    }
+    if report.skipped.is_empty() {
+        s.push_str(&format!(
+            "{} passed, {} failed\n",
+            report.passed, report.failed
+        ));
+    } else {
+        s.push_str(&format!(
+            "{} passed, {} failed, {} skipped\n",
+            report.passed,
+            report.failed,
+            report.skipped.len()
+        ));
+    }
     s
 }
 

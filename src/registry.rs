@@ -237,6 +237,16 @@ pub fn sanitize_name_part(s: &str) -> String {
     out.trim_matches('_').to_string()
 }
 
+/// The literal start of every MCP tool name of a server: `mcp__{server}__`.
+#[must_use]
+pub fn mcp_name_prefix(format: &str, server: &str) -> String {
+    format
+        .split("{tool}")
+        .next()
+        .unwrap_or("")
+        .replace("{server}", &sanitize_name_part(server))
+}
+
 /// The final name of an MCP tool under a name format.
 #[must_use]
 pub fn mcp_tool_name(format: &str, server: &str, tool: &str) -> String {
@@ -508,6 +518,14 @@ impl Registry {
     #[must_use]
     pub fn closest_name(&self, name: &str) -> Option<&str> {
         crate::loader::closest(name, self.tools.iter().map(|t| t.name.as_str()))
+    }
+
+    /// Whether `name` would be a tool of a declared MCP server (registered or not).
+    #[must_use]
+    pub fn is_mcp_name(&self, name: &str) -> bool {
+        self.servers
+            .iter()
+            .any(|s| name.starts_with(&mcp_name_prefix(&self.settings.mcp_name_format, &s.name)))
     }
 
     /// Whether a tool of that name is registered.

@@ -60,6 +60,8 @@ pub struct Report {
     pub passed: usize,
     /// Failed count.
     pub failed: usize,
+    /// Cases not run: they call a tool of an MCP server that is not connected.
+    pub skipped: Vec<String>,
     /// Rule ids that no test or example matched.
     pub uncovered: Vec<String>,
     /// Every rule id.
@@ -96,7 +98,20 @@ fn run_one(
 pub fn run(policy: &Policy, registry: &Registry) -> Report {
     let mut covered = BTreeSet::new();
     let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    // A case calling an MCP tool can run only once its server is connected (`--connect`).
+    let unconnected =
+        |call: &Call| !registry.has_tool(&call.tool) && registry.is_mcp_name(&call.tool);
     for t in &policy.tests {
+        if unconnected(&t.call) {
+            skipped.push(format!(
+                "{} ({}:{})",
+                t.name,
+                t.origin.file.name,
+                t.origin.line()
+            ));
+            continue;
+        }
         let (actual, ids, reject_reason, errors) = run_one(registry, &t.call, &mut covered);
         let mut failures = Vec::new();
         if actual != t.decision {
@@ -131,6 +146,15 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
     }
     for rule in policy.all_rules() {
         for ex in &rule.examples {
+            if unconnected(&ex.call) {
+                skipped.push(format!(
+                    "example of `{}` ({}:{})",
+                    rule.id,
+                    ex.origin.file.name,
+                    ex.origin.line()
+                ));
+                continue;
+            }
             let (actual, ids, reject_reason, errors) = run_one(registry, &ex.call, &mut covered);
             let hit = ids.contains(&rule.id);
             let passed = hit == ex.should_match;
@@ -174,6 +198,7 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
     Report {
         failed: results.len() - passed,
         passed,
+        skipped,
         results,
         uncovered,
         rules: all.len(),

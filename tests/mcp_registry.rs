@@ -480,3 +480,45 @@ fn a_relax_rule_is_not_applied_to_a_deny_mcp_tool_and_that_is_recorded() {
     rt.block_on(conns.close());
     assert!(leftovers(&m).is_empty());
 }
+
+#[test]
+fn test_command_skips_mcp_cases_until_connected_then_runs_them() {
+    let _serial = serial();
+    let m = marker("testcmd");
+    let dir = tmp("testcmd");
+    let tests = "tests:\n  - name: echo is allowed by the override\n    call: {tool: mcp__everything__echo, args: {message: hi}}\n    expect: {decision: allow}\n  - name: get-env is denied by the host\n    call: {tool: mcp__everything__get-env, args: {}}\n    expect: {decision: deny}\n";
+    let manifest = write_manifest(
+        &dir,
+        &[everything_server(
+            "everything",
+            &m,
+            "30s",
+            EVERYTHING_SAFETY,
+        )],
+        tests,
+    );
+    let run = |connect: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_zero-policy"));
+        cmd.arg("test");
+        if connect {
+            cmd.arg("--connect");
+        }
+        let out = cmd.arg(&manifest).output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let (code, out) = run(false);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        out.lines().last(),
+        Some("0 passed, 0 failed, 2 skipped"),
+        "{out}"
+    );
+    assert!(
+        out.contains("skipped echo is allowed by the override"),
+        "{out}"
+    );
+    let (code, out) = run(true);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(out.lines().last(), Some("2 passed, 0 failed"), "{out}");
+    assert!(leftovers(&m).is_empty());
+}

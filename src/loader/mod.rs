@@ -1170,11 +1170,9 @@ impl Builder {
 
     /// The literal name prefix of each server's MCP tools: `mcp__{server}__`.
     fn mcp_prefixes(&self) -> Vec<String> {
-        let fmt = &self.settings.mcp_name_format;
-        let before_tool = fmt.split("{tool}").next().unwrap_or("");
         self.servers
             .iter()
-            .map(|s| before_tool.replace("{server}", &crate::registry::sanitize_name_part(&s.name)))
+            .map(|s| crate::registry::mcp_name_prefix(&self.settings.mcp_name_format, &s.name))
             .collect()
     }
 
