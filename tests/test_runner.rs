@@ -180,6 +180,7 @@ fn json_reports_every_case() {
             ],
             "passed": 3,
             "failed": 0,
+            "skipped": [],
             "uncovered": ["no-curl"],
             "rules": 3,
             "coverage": 200.0 / 3.0,
