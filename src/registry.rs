@@ -194,6 +194,9 @@ pub enum RegistryError {
     /// The tool's parameters are not a valid JSON Schema.
     #[error("the parameters of `{0}` are not a valid JSON Schema: {1}")]
     InvalidSchema(String, String),
+    /// The registry is shared already; attach executors before sharing it.
+    #[error("tool `{0}` is in use; attach executors before sharing the registry")]
+    InUse(String),
     /// A setting cannot be used (a bad secret pattern).
     #[error("{0}")]
     Settings(String),
@@ -469,9 +472,7 @@ impl Registry {
                 t.dispatcher = Dispatcher::new(executor);
                 Ok(())
             }
-            None => Err(RegistryError::Duplicate(format!(
-                "{name} (in use; attach executors before sharing the registry)"
-            ))),
+            None => Err(RegistryError::InUse(name.to_string())),
         }
     }
 
