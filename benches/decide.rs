@@ -164,6 +164,17 @@ fn main() {
         "shipped files (30 tools, 35 rules)",
         measure(&registry, &shipped_calls(), rounds),
     );
+    // Every dispatch scrubs its output and the evaluation's texts.
+    let line = "static permission `allow` from the host's override for server `everything`";
+    let t = Instant::now();
+    for _ in 0..rounds * 10 {
+        std::hint::black_box(registry.scrubber().scrub_str(std::hint::black_box(line)));
+    }
+    println!(
+        "{:<44} {:>8.2} µs per line",
+        "scrub a clean 75-byte line",
+        t.elapsed().as_secs_f64() * 1e6 / (rounds * 10) as f64
+    );
 
     let files = generated(200, 1_000);
     let t = Instant::now();
