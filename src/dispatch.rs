@@ -337,6 +337,29 @@ pub fn relax(static_permission: Permission, relax_matched: bool) -> Permission {
     effective
 }
 
+/// Whether a rule matches, failing closed: an expression that errors counts as
+/// matched for sandbox and reject rules and as not matched for relax rules,
+/// so an error can only make a call stricter. The error is recorded.
+fn fails_closed(scope: &cel::Scope<'_>, rule: &Rule, errors: &mut Vec<RuleError>) -> bool {
+    match scope.eval_bool(&rule.when) {
+        Ok(hit) => hit,
+        Err(message) => {
+            let counted_as_match = rule.kind != RuleKind::Relax;
+            errors.push(RuleError {
+                id: rule.id.clone(),
+                kind: rule.kind,
+                message,
+                counted_as: if counted_as_match {
+                    "matched"
+                } else {
+                    "not matched"
+                },
+            });
+            counted_as_match
+        }
+    }
+}
+
 fn matched_rule(rule: &Rule) -> MatchedRule {
     MatchedRule {
         id: rule.id.clone(),
@@ -414,19 +437,7 @@ impl Registry {
         // 4. reject
         let mut first_reject: Option<&Arc<Rule>> = None;
         for rule in &tool.reject {
-            let hit = match scope.eval_bool(&rule.when) {
-                Ok(b) => b,
-                Err(e) => {
-                    errors.push(RuleError {
-                        id: rule.id.clone(),
-                        kind: rule.kind,
-                        message: e,
-                        counted_as: "matched",
-                    });
-                    true
-                }
-            };
-            if hit {
+            if fails_closed(&scope, rule, &mut errors) {
                 matched.push(matched_rule(rule));
                 // The lowest id gives the message, so rule order never changes it.
                 if first_reject.is_none_or(|f| rule.id < f.id) {
@@ -477,18 +488,9 @@ impl Registry {
         let mut relaxed_by = Vec::new();
         if Relaxation::for_permission(static_permission).is_some() {
             for rule in &tool.relax {
-                match scope.eval_bool(&rule.when) {
-                    Ok(true) => {
-                        matched.push(matched_rule(rule));
-                        relaxed_by.push(rule.id.clone());
-                    }
-                    Ok(false) => {}
-                    Err(e) => errors.push(RuleError {
-                        id: rule.id.clone(),
-                        kind: rule.kind,
-                        message: e,
-                        counted_as: "not matched",
-                    }),
+                if fails_closed(&scope, rule, &mut errors) {
+                    matched.push(matched_rule(rule));
+                    relaxed_by.push(rule.id.clone());
                 }
             }
         }
@@ -531,19 +533,7 @@ impl Registry {
         let mut strictest: Option<&Arc<Rule>> = None;
         let mut sandbox_hits = Vec::new();
         for rule in &tool.sandbox {
-            let hit = match scope.eval_bool(&rule.when) {
-                Ok(b) => b,
-                Err(e) => {
-                    errors.push(RuleError {
-                        id: rule.id.clone(),
-                        kind: rule.kind,
-                        message: e,
-                        counted_as: "matched",
-                    });
-                    true
-                }
-            };
-            if hit {
+            if fails_closed(&scope, rule, &mut errors) {
                 matched.push(matched_rule(rule));
                 sandbox_hits.push(rule.id.clone());
                 // Ties are broken by id, so rule order never changes the reason shown.

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::dispatch::{Call, RuleError};
 use crate::model::Decision;
-use crate::policy::Policy;
+use crate::policy::{Origin, Policy};
 use crate::registry::Registry;
 
 /// What kind of check a result is.
@@ -93,6 +93,11 @@ fn run_one(
     (ev.decision, ids, ev.reject_reason, ev.errors)
 }
 
+/// `name (file:line)`.
+fn place(name: &str, origin: &Origin) -> String {
+    format!("{name} ({}:{})", origin.file.name, origin.line())
+}
+
 /// Runs every test and example.
 #[must_use]
 pub fn run(policy: &Policy, registry: &Registry) -> Report {
@@ -104,12 +109,7 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
         |call: &Call| !registry.has_tool(&call.tool) && registry.is_mcp_name(&call.tool);
     for t in &policy.tests {
         if unconnected(&t.call) {
-            skipped.push(format!(
-                "{} ({}:{})",
-                t.name,
-                t.origin.file.name,
-                t.origin.line()
-            ));
+            skipped.push(place(&t.name, &t.origin));
             continue;
         }
         let (actual, ids, reject_reason, errors) = run_one(registry, &t.call, &mut covered);
@@ -147,12 +147,7 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
     for rule in policy.all_rules() {
         for ex in &rule.examples {
             if unconnected(&ex.call) {
-                skipped.push(format!(
-                    "example of `{}` ({}:{})",
-                    rule.id,
-                    ex.origin.file.name,
-                    ex.origin.line()
-                ));
+                skipped.push(place(&format!("example of `{}`", rule.id), &ex.origin));
                 continue;
             }
             let (actual, ids, reject_reason, errors) = run_one(registry, &ex.call, &mut covered);
