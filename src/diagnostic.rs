@@ -162,10 +162,10 @@ codes! {
         "A `when` expression is not valid CEL. The label points at the position inside the expression.";
     /// A CEL expression names an unknown variable.
     CelUnknownVariable = "cel-unknown-variable", Error,
-        "A `when` expression names a variable that does not exist. The variables are `tool`, `args` and `session`.";
+        "A `when` expression names a variable that does not exist. The variables are `tool`, `args`, `session`, `call` (the call's effects) and `lists` (the named lists); effect expressions cannot read `call`.";
     /// A CEL expression names an unknown function.
     CelUnknownFunction = "cel-unknown-function", Error,
-        "A `when` expression calls a function that does not exist. Besides standard CEL there are `glob`, `path_clean`, `path_under`, `shell_parses` and `shell_commands`.";
+        "A `when` expression calls a function that does not exist. Besides standard CEL there are `glob`, `path_clean`, `path_under`, `path_matches`, `path_overlaps`, `path_is_tree`, `url_host`, `ip_in`, `shell_parses` and `shell_commands`.";
     /// A glob pattern does not compile.
     InvalidGlob = "invalid-glob", Error,
         "A glob (in `tools:`, `include:`, `exclude:` or a literal `glob(...)` pattern) does not compile.";
@@ -208,6 +208,21 @@ codes! {
     /// An `${env:NAME}` reference is malformed.
     InvalidEnvReference = "invalid-env-reference", Error,
         "A `${env:...}` reference in a server's `env`, `headers` or `url` is malformed.";
+    /// An `effects` expression gives the wrong type.
+    InvalidEffect = "invalid-effect", Error,
+        "An `effects` expression is a literal of the wrong type: `shell`, `cwd` and `patch` are strings, `reads`, `writes` and `fetches` lists of strings, `runs_code` a bool.";
+    /// A rule names a list that does not exist, or lists conflict.
+    UnknownList = "unknown-list", Error,
+        "A rule reads `lists.NAME` and no file defines that list, or a list `extends` one that does not exist.";
+    /// Two files define the same list, or lists extend each other in a circle.
+    DuplicateList = "duplicate-list", Error,
+        "A list name is defined twice (names are unique across files), or lists extend each other in a circle.";
+    /// A command specification is malformed.
+    InvalidCommand = "invalid-command", Error,
+        "A `commands:` entry does not follow the catalog format (docs/catalog.md): an unknown kind, a bad option spelling, a `command` operand that is not last.";
+    /// A command specification replaces a shipped one.
+    CommandReplaced = "command-replaced", Warning,
+        "A `commands:` entry has the name of a program the shipped catalog describes, and replaces that description. Check that it describes everything the program can do.";
 }
 
 impl fmt::Display for Code {

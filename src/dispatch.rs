@@ -7,106 +7,18 @@
 //! every error leave through the secret scrubber. Executors are private to the
 //! registry: there is no other way to reach one.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+pub use crate::call::{Call, Session};
 use crate::cel;
-use crate::model::{Decision, OnPrompt, Permission, RawSession, Scope};
+use crate::effects::{self, Effects};
+use crate::model::{Decision, OnPrompt, Permission};
+use crate::policy::ToolEffects;
 use crate::policy::{Rule, RuleKind};
-use crate::registry::{RegisteredTool, Registry};
+use crate::registry::{Lookup, RegisteredTool, Registry};
 use crate::runtime::{ToolError, ToolOutput};
-
-/// The caller's context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Session {
-    /// The agent's mode (`ask`, `plan`, `auto`, ...).
-    #[serde(default = "default_mode")]
-    pub mode: String,
-    /// The workspace folder.
-    #[serde(default = "default_workspace")]
-    pub workspace: String,
-    /// The scopes granted.
-    #[serde(default = "default_scopes")]
-    pub scopes: Vec<Scope>,
-    /// Free-form labels.
-    #[serde(default)]
-    pub labels: BTreeMap<String, String>,
-}
-
-fn default_mode() -> String {
-    "ask".into()
-}
-
-fn default_workspace() -> String {
-    std::env::current_dir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "/".into())
-}
-
-fn default_scopes() -> Vec<Scope> {
-    Scope::ALL.to_vec()
-}
-
-impl Default for Session {
-    fn default() -> Self {
-        Session {
-            mode: default_mode(),
-            workspace: default_workspace(),
-            scopes: default_scopes(),
-            labels: BTreeMap::new(),
-        }
-    }
-}
-
-impl Session {
-    /// From a session written in a file; missing keys take defaults.
-    #[must_use]
-    pub fn from_raw(raw: &RawSession) -> Session {
-        let d = Session::default();
-        Session {
-            mode: raw.mode.clone().unwrap_or(d.mode),
-            workspace: raw.workspace.clone().unwrap_or(d.workspace),
-            scopes: raw.scopes.clone().unwrap_or(d.scopes),
-            labels: raw.labels.clone().unwrap_or_default(),
-        }
-    }
-
-    fn to_cel(&self) -> cel::Vars {
-        let session = serde_json::json!({
-            "mode": self.mode,
-            "workspace": self.workspace,
-            "scopes": self.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-            "labels": self.labels,
-        });
-        cel::Vars {
-            tool: ::cel::Value::Null,
-            args: ::cel::Value::Null,
-            session: ::cel::to_value(&session).unwrap_or(::cel::Value::Null),
-            workspace: ::cel::Value::String(Arc::new(self.workspace.clone())),
-        }
-    }
-}
-
-/// One tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Call {
-    /// The final tool name.
-    pub tool: String,
-    /// The arguments (a JSON object).
-    #[serde(default = "empty_object")]
-    pub args: serde_json::Value,
-    /// The caller's context.
-    #[serde(default)]
-    pub session: Session,
-}
-
-fn empty_object() -> serde_json::Value {
-    serde_json::Value::Object(serde_json::Map::new())
-}
 
 /// The steps of the dispatch path, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -118,6 +30,8 @@ pub enum Step {
     Scope,
     /// The arguments satisfy its parameters.
     Validate,
+    /// The call's effects are computed.
+    Effects,
     /// No reject rule matches.
     Reject,
     /// The static permission.
@@ -132,10 +46,11 @@ pub enum Step {
 
 impl Step {
     /// Every step, in order.
-    pub const ALL: [Step; 8] = [
+    pub const ALL: [Step; 9] = [
         Step::Lookup,
         Step::Scope,
         Step::Validate,
+        Step::Effects,
         Step::Reject,
         Step::Permission,
         Step::Relax,
@@ -150,6 +65,7 @@ impl Step {
             Step::Lookup => "lookup",
             Step::Scope => "scope",
             Step::Validate => "validate",
+            Step::Effects => "effects",
             Step::Reject => "reject",
             Step::Permission => "permission",
             Step::Relax => "relax",
@@ -263,6 +179,11 @@ pub struct Evaluation {
     pub steps: Vec<StepRecord>,
     /// Rules whose expressions failed; each failed closed.
     pub errors: Vec<RuleError>,
+    /// The call's effects, when they were computed (step 4).
+    pub effects: Option<Effects>,
+    /// Relax rules that read `call` and were not applied because the effects
+    /// are not exactly known: (rule id, why).
+    pub relax_blocked: Vec<(String, String)>,
 }
 
 impl Evaluation {
@@ -297,6 +218,8 @@ impl Evaluation {
             matched: Vec::new(),
             steps,
             errors: Vec::new(),
+            effects: None,
+            relax_blocked: Vec::new(),
         }
     }
 }
@@ -374,24 +297,80 @@ impl Registry {
     /// Decides one call: steps 1–8 of the dispatch path. Never runs anything.
     #[must_use]
     pub fn evaluate(&self, call: &Call) -> Evaluation {
-        let mut steps = Vec::with_capacity(8);
+        self.decide(call, false)
+    }
+
+    /// As [`Registry::evaluate`], and the call's effects are computed even when
+    /// no rule reads them, for `explain`.
+    #[must_use]
+    pub fn explain(&self, call: &Call) -> Evaluation {
+        self.decide(call, true)
+    }
+
+    fn decide(&self, call: &Call, always_effects: bool) -> Evaluation {
+        let mut steps = Vec::with_capacity(Step::ALL.len());
         // 1. lookup
-        let Some(tool) = self.get(&call.tool) else {
-            let hint = self
-                .closest_name(&call.tool)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            return Evaluation::rejected(
-                &call.tool,
-                Step::Lookup,
-                format!("unknown tool `{}`{hint}", call.tool),
-                steps,
-            );
+        let tool = match self.lookup(&call.tool, &call.session.agent) {
+            Lookup::Found(t) => t,
+            Lookup::Unknown => {
+                let hint = self
+                    .closest_name(&call.tool)
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
+                return Evaluation::rejected(
+                    &call.tool,
+                    Step::Lookup,
+                    format!("unknown tool `{}`{hint}", call.tool),
+                    steps,
+                );
+            }
+            Lookup::Ambiguous(agents) => {
+                return Evaluation::rejected(
+                    &call.tool,
+                    Step::Lookup,
+                    format!(
+                        "`{}` is a tool of the agents {}; say which agent the call is for (`--agent`)",
+                        call.tool,
+                        agents
+                            .iter()
+                            .map(|a| format!("`{a}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    steps,
+                );
+            }
+            Lookup::NotForAgent(agents) => {
+                return Evaluation::rejected(
+                    &call.tool,
+                    Step::Lookup,
+                    format!(
+                        "unknown tool `{}` for agent `{}` (it is a tool of {})",
+                        call.tool,
+                        call.session.agent,
+                        agents
+                            .iter()
+                            .map(|a| format!("`{a}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    steps,
+                );
+            }
         };
+        let tool: &RegisteredTool = &tool;
         steps.push(StepRecord {
             step: Step::Lookup,
             outcome: Outcome::Pass,
-            detail: format!("`{}` is registered ({})", tool.name, tool.source.describe()),
+            detail: if tool.offline {
+                format!(
+                    "`{}` resolved offline from the manifest of server `{}` (nothing connected)",
+                    tool.name,
+                    tool.source.server()
+                )
+            } else {
+                format!("`{}` is registered ({})", tool.name, tool.source.describe())
+            },
         });
         // 2. scope
         if !call.session.scopes.contains(&tool.scope) {
@@ -423,16 +402,39 @@ impl Registry {
         steps.push(StepRecord {
             step: Step::Validate,
             outcome: Outcome::Pass,
-            detail: "the arguments match the parameters".into(),
+            detail: if tool.offline {
+                "not checked: the server is not connected, so its parameters are not known".into()
+            } else {
+                "the arguments match the parameters".into()
+            },
         });
 
         let mut vars = call.session.to_cel();
         vars.tool = tool.cel_value.clone();
         vars.args = ::cel::to_value(&call.args).unwrap_or(::cel::Value::Null);
         cel::functions::begin_call();
-        let scope = cel::Scope::new(&self.root, &vars);
+        let mut scope = cel::Scope::new(&self.root, &vars);
         let mut matched = Vec::new();
         let mut errors = Vec::new();
+
+        // 4. effects: computed once, only when a rule reads `call` (or `explain` asks).
+        let fx = if tool.needs_effects || always_effects {
+            let fx = self.effects_of(tool, &scope, call);
+            if let Ok(v) = ::cel::to_value(&effects_json(&fx)) {
+                scope.bind_call(v);
+            }
+            Some(fx)
+        } else {
+            None
+        };
+        steps.push(StepRecord {
+            step: Step::Effects,
+            outcome: Outcome::Pass,
+            detail: match &fx {
+                None => "not computed: no rule of this tool reads `call`".into(),
+                Some(f) => describe_effects(f),
+            },
+        });
 
         // 4. reject
         let mut first_reject: Option<&Arc<Rule>> = None;
@@ -456,6 +458,7 @@ impl Registry {
             errors.sort();
             ev.matched = matched;
             ev.errors = errors;
+            ev.effects = fx;
             return ev;
         }
         steps.push(StepRecord {
@@ -486,8 +489,23 @@ impl Registry {
 
         // 6. relax: only a `prompt` can relax, so other permissions skip the rules.
         let mut relaxed_by = Vec::new();
+        let mut relax_blocked = Vec::new();
         if Relaxation::for_permission(static_permission).is_some() {
             for rule in &tool.relax {
+                // Relaxation needs certainty: a rule over `call` never relaxes a
+                // call whose effects are not exactly known.
+                if rule.when.reads_call
+                    && let Some(f) = fx.as_ref().filter(|f| !f.exact)
+                {
+                    relax_blocked.push((
+                        rule.id.clone(),
+                        f.unknown
+                            .first()
+                            .cloned()
+                            .unwrap_or_else(|| "the effects are not exactly known".into()),
+                    ));
+                    continue;
+                }
                 if fails_closed(&scope, rule, &mut errors) {
                     matched.push(matched_rule(rule));
                     relaxed_by.push(rule.id.clone());
@@ -505,6 +523,17 @@ impl Registry {
                 Permission::Prompt if relaxed_by.is_empty() => {
                     if tool.relax.is_empty() {
                         "no relax rule applies to this tool".into()
+                    } else if !relax_blocked.is_empty() {
+                        format!(
+                            "none of {} relax rules matched; {} not applied because the effects are not exactly known ({})",
+                            tool.relax.len(),
+                            relax_blocked
+                                .iter()
+                                .map(|(id, _)| format!("`{id}`"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            relax_blocked[0].1
+                        )
                     } else {
                         format!("none of {} relax rules matched", tool.relax.len())
                     }
@@ -595,7 +624,24 @@ impl Registry {
             matched,
             steps,
             errors,
+            effects: fx,
+            relax_blocked,
         }
+    }
+
+    /// Computes a call's effects from its tool's `effects:` expressions.
+    fn effects_of(&self, tool: &RegisteredTool, scope: &cel::Scope<'_>, call: &Call) -> Effects {
+        let env = effects::Env {
+            catalog: self.catalog(),
+            home: &self.settings().home,
+            workspace: &call.session.workspace,
+        };
+        let Some(te) = &tool.effects else {
+            let mut fx = effects::compute(&effects::Input::default(), &env);
+            fx.inexact(format!("tool `{}` declares no effects", tool.name));
+            return fx;
+        };
+        effects::compute(&eval_effects(scope, te), &env)
     }
 
     /// Runs one call through the whole path: decide, resolve `prompt`, run, scrub.
@@ -658,6 +704,108 @@ impl Registry {
             (Decision::Allow, Some(tool)) => tool,
         };
         tool.execute(call).await
+    }
+}
+
+/// Evaluates a tool's effect expressions; a failure or a wrong type is an `Err`.
+fn eval_effects(scope: &cel::Scope<'_>, te: &ToolEffects) -> effects::Input {
+    let string = |e: &Option<cel::Expression>| {
+        e.as_ref().map(|e| match scope.eval(e) {
+            Ok(::cel::Value::String(s)) => Ok(s.to_string()),
+            Ok(other) => Err(format!(
+                "the expression gave {}, not a string",
+                kind_of(&other)
+            )),
+            Err(err) => Err(err),
+        })
+    };
+    let list = |e: &Option<cel::Expression>| {
+        e.as_ref().map(|e| match scope.eval(e) {
+            Ok(::cel::Value::String(s)) => Ok(vec![s.to_string()]),
+            Ok(::cel::Value::List(items)) => items
+                .iter()
+                .map(|v| match v {
+                    ::cel::Value::String(s) => Ok(s.to_string()),
+                    other => Err(format!("the list holds {}, not a string", kind_of(other))),
+                })
+                .collect(),
+            Ok(other) => Err(format!(
+                "the expression gave {}, not a list",
+                kind_of(&other)
+            )),
+            Err(err) => Err(err),
+        })
+    };
+    effects::Input {
+        shell: string(&te.shell),
+        cwd: string(&te.cwd),
+        reads: list(&te.reads),
+        writes: list(&te.writes),
+        fetches: list(&te.fetches),
+        patch: string(&te.patch),
+        runs_code: te.runs_code.as_ref().map(|e| match scope.eval(e) {
+            Ok(::cel::Value::Bool(b)) => Ok(b),
+            Ok(other) => Err(format!(
+                "the expression gave {}, not a bool",
+                kind_of(&other)
+            )),
+            Err(err) => Err(err),
+        }),
+    }
+}
+
+fn kind_of(v: &::cel::Value) -> &'static str {
+    match v {
+        ::cel::Value::Null => "null",
+        ::cel::Value::Bool(_) => "a bool",
+        ::cel::Value::Int(_) | ::cel::Value::UInt(_) | ::cel::Value::Float(_) => "a number",
+        ::cel::Value::String(_) => "a string",
+        ::cel::Value::List(_) => "a list",
+        ::cel::Value::Map(_) => "a map",
+        _ => "a value of another type",
+    }
+}
+
+/// The `call` variable's JSON: every field of SPEC §4.1.
+#[must_use]
+pub fn effects_json(fx: &Effects) -> serde_json::Value {
+    serde_json::to_value(fx).unwrap_or(serde_json::Value::Null)
+}
+
+/// One sentence for the effects step.
+fn describe_effects(fx: &Effects) -> String {
+    let mut parts = Vec::new();
+    if !fx.commands.is_empty() {
+        parts.push(format!(
+            "{} command{}",
+            fx.commands.len(),
+            if fx.commands.len() == 1 { "" } else { "s" }
+        ));
+    }
+    for (n, what) in [
+        (fx.reads.len(), "read"),
+        (fx.writes.len(), "write"),
+        (fx.fetches.len(), "fetch"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}{}", if n == 1 { "" } else { "s" }));
+        }
+    }
+    if fx.runs_code {
+        parts.push("runs code".into());
+    }
+    let what = if parts.is_empty() {
+        "no effects".to_string()
+    } else {
+        parts.join(", ")
+    };
+    if fx.exact {
+        format!("{what}; exact")
+    } else {
+        format!(
+            "{what}; not exact: {}",
+            fx.unknown.first().cloned().unwrap_or_default()
+        )
     }
 }
 

@@ -1,9 +1,11 @@
 #![doc = include_str!("../README.md")]
 
+pub mod call;
 pub mod cel;
 pub mod cli;
 pub mod diagnostic;
 pub mod dispatch;
+pub mod effects;
 pub mod lint;
 pub mod loader;
 pub mod mcp;
@@ -15,8 +17,9 @@ pub mod runtime;
 pub mod scrub;
 pub mod testing;
 
+pub use call::{Call, Session};
 pub use diagnostic::{Code, Diagnostic, Severity};
-pub use dispatch::{Call, Evaluation, Session};
+pub use dispatch::Evaluation;
 pub use model::{Decision, Permission, Scope, SideEffect};
 pub use policy::Policy;
 pub use registry::Registry;

@@ -241,6 +241,10 @@ pub struct Document {
     /// The format version; only `1` exists.
     #[schemars(with = "u32", range(min = 1, max = 1))]
     pub version: Spanned<u32>,
+    /// The agent whose built-in tools this file describes (`claude-code`, `codex`, …);
+    /// its tools are seen only by calls made for that agent.
+    #[schemars(with = "Option<String>")]
+    pub agent: Option<Spanned<String>>,
     /// Settings; each key may be set in one file only.
     #[serde(default)]
     pub settings: Option<RawSettings>,
@@ -259,6 +263,12 @@ pub struct Document {
     /// Policy tests, run by `zero-policy test`.
     #[serde(default)]
     pub tests: Vec<RawTest>,
+    /// Named lists shared by every rule as `lists.NAME`; names are unique across files.
+    #[serde(default)]
+    pub lists: BTreeMap<String, RawList>,
+    /// Additions to the command catalog (see `docs/catalog.md`).
+    #[serde(default)]
+    pub commands: Vec<RawCommand>,
 }
 
 /// Engine-wide settings.
@@ -279,6 +289,61 @@ pub struct RawSettings {
     pub on_prompt: Option<Spanned<OnPrompt>>,
     /// Extra secret detectors for the scrubber.
     pub secrets: Option<RawSecrets>,
+    /// How paths in effects and lists are read.
+    pub paths: Option<RawPaths>,
+}
+
+/// How paths in effects and lists are read.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawPaths {
+    /// What `~` and `$HOME` mean; default the host's home folder; `${env:NAME}` allowed.
+    #[schemars(with = "Option<String>")]
+    pub home: Option<Spanned<String>>,
+    /// Whether path globs ignore case: `auto` (per host), `true` or `false`.
+    #[schemars(with = "Option<CaseFolding>")]
+    pub case_insensitive: Option<Spanned<CaseFolding>>,
+}
+
+/// `settings.paths.case_insensitive`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(untagged)]
+pub enum CaseFolding {
+    /// As the host's file systems usually do.
+    #[schemars(with = "AutoWord")]
+    Auto,
+    /// Always (`true`) or never (`false`).
+    Fixed(bool),
+}
+
+/// The word `auto` (schema only).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[expect(dead_code, reason = "only describes the schema of `auto`")]
+enum AutoWord {
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for CaseFolding {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = CaseFolding;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`auto`, `true` or `false`")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<CaseFolding, E> {
+                Ok(CaseFolding::Fixed(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CaseFolding, E> {
+                match v {
+                    "auto" => Ok(CaseFolding::Auto),
+                    other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Extra secret detectors.
@@ -337,6 +402,37 @@ pub struct RawTool {
     /// Rejections checked before permissions.
     #[serde(default)]
     pub reject: Vec<RawReject>,
+    /// What a call does, as CEL expressions over `args` and `session`.
+    #[serde(default)]
+    pub effects: Option<RawEffects>,
+}
+
+/// How a tool's arguments map to what the call does; each value is a CEL
+/// expression over `args` and `session`, and a missing key means "none".
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawEffects {
+    /// A string: a shell script the call runs, analysed into commands.
+    #[schemars(with = "Option<String>")]
+    pub shell: Option<Spanned<String>>,
+    /// A string: the folder relative paths and the script start from; default `session.workspace`.
+    #[schemars(with = "Option<String>")]
+    pub cwd: Option<Spanned<String>>,
+    /// A list of strings: paths or path globs the call reads (`DIR/**` for a recursive read).
+    #[schemars(with = "Option<String>")]
+    pub reads: Option<Spanned<String>>,
+    /// A list of strings: paths or path globs the call creates, changes or deletes.
+    #[schemars(with = "Option<String>")]
+    pub writes: Option<Spanned<String>>,
+    /// A list of strings: URLs the call fetches or sends to.
+    #[schemars(with = "Option<String>")]
+    pub fetches: Option<Spanned<String>>,
+    /// A string: a patch the call applies (Codex `*** Begin Patch` or a unified diff).
+    #[schemars(with = "Option<String>")]
+    pub patch: Option<Spanned<String>>,
+    /// A bool: the call runs code no rule can see.
+    #[schemars(with = "Option<String>")]
+    pub runs_code: Option<Spanned<String>>,
 }
 
 /// A reject rule: a local, deterministic refusal before permissions.
@@ -421,7 +517,11 @@ pub struct RawOverride {
     #[schemars(with = "Vec<String>")]
     pub tools: Vec<Spanned<String>>,
     /// The safety for them; missing fields come from the server's safety.
-    pub safety: RawPartialSafety,
+    #[serde(default)]
+    pub safety: Option<RawPartialSafety>,
+    /// What their calls do, as for manifest tools.
+    #[serde(default)]
+    pub effects: Option<RawEffects>,
 }
 
 /// A sandbox rule: it may only tighten.
@@ -534,6 +634,8 @@ pub struct RawSession {
     pub scopes: Option<Vec<Scope>>,
     /// Free-form labels.
     pub labels: Option<BTreeMap<String, String>>,
+    /// The agent the call is made for (`claude-code`, `codex`, …); default none.
+    pub agent: Option<String>,
 }
 
 /// A policy test.
@@ -558,4 +660,239 @@ pub struct RawExpect {
     /// Exactly these rule ids matched, in any order.
     #[serde(default)]
     pub matched: Option<Vec<String>>,
+}
+
+/// A named list: the strings, or another list extended with more.
+#[derive(Debug)]
+pub enum RawList {
+    /// The strings themselves.
+    Items(Vec<Spanned<String>>),
+    /// Another list's strings plus these.
+    Extends {
+        /// The list extended.
+        extends: Spanned<String>,
+        /// The strings added.
+        add: Vec<Spanned<String>>,
+    },
+}
+
+/// The schema of a list (schema only).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "only describes the schema of a list")]
+enum RawListSchema {
+    Items(Vec<String>),
+    Extends(RawListExtends),
+}
+
+/// `{extends: NAME, add: [...]}` (schema only).
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[expect(dead_code, reason = "only describes the schema of a list")]
+struct RawListExtends {
+    /// The list extended.
+    extends: String,
+    /// The strings added.
+    #[serde(default)]
+    add: Vec<String>,
+}
+
+impl JsonSchema for RawList {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RawList".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RawListSchema::json_schema(generator)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of strings, or `{extends: NAME, add: [...]}`")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<RawList, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = a.next_element::<Spanned<String>>()? {
+                    items.push(v);
+                }
+                Ok(RawList::Items(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<RawList, A::Error> {
+                let mut extends = None;
+                let mut add = Vec::new();
+                while let Some(k) = a.next_key::<String>()? {
+                    match k.as_str() {
+                        "extends" => extends = Some(a.next_value::<Spanned<String>>()?),
+                        "add" => add = a.next_value::<Vec<Spanned<String>>>()?,
+                        other => {
+                            return Err(serde::de::Error::unknown_field(
+                                other,
+                                &["extends", "add"],
+                            ));
+                        }
+                    }
+                }
+                match extends {
+                    Some(extends) => Ok(RawList::Extends { extends, add }),
+                    None => Err(serde::de::Error::missing_field("extends")),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// How a program's options are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParseStyle {
+    /// GNU getopt: `-rf`, `-ofile`, `--long=value`, `--`.
+    #[default]
+    Gnu,
+    /// find and Go's flag package: `-name X`, `-name=X`, `--name`; no bundling.
+    SingleDash,
+    /// No options: every word is an operand.
+    None,
+}
+
+/// What a program does with its standard input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StdinKind {
+    /// Runs it as code when no script or code is given.
+    Code,
+}
+
+/// A command specification of the catalog (`docs/catalog.md`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCommand {
+    /// The program's basename; required at the top level, absent in subcommands.
+    #[schemars(with = "Option<String>")]
+    pub name: Option<Spanned<String>>,
+    /// Other basenames with the same specification.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// One line.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The command changes nothing; default false.
+    #[serde(default)]
+    pub read_only: Option<bool>,
+    /// Words rules can test in `c.tags`.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// How options are spelled; default `gnu`.
+    #[serde(default)]
+    pub parse: Option<ParseStyle>,
+    /// Unambiguous prefixes of long options are accepted; default true with `gnu`.
+    #[serde(default)]
+    pub abbreviations: Option<bool>,
+    /// Options may follow operands; default true unless the operands hold `command`, `script` or `code`.
+    #[serde(default)]
+    pub permute: Option<bool>,
+    /// Subcommand names match case-insensitively.
+    #[serde(default)]
+    pub ignore_case: Option<bool>,
+    /// Spellings (`"-r, --recursive"`) to what the option is.
+    #[serde(default)]
+    pub options: BTreeMap<String, RawOption>,
+    /// The kinds of the operands (`[read..., write]`); default `[value...]`.
+    #[serde(default)]
+    pub operands: Option<Vec<String>>,
+    /// What the program does with its standard input.
+    #[serde(default)]
+    pub stdin: Option<StdinKind>,
+    /// Subcommands by name.
+    #[serde(default)]
+    pub subcommands: BTreeMap<String, RawCommand>,
+}
+
+/// What an option is: a kind (string shorthand) or the full form.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawOptionSpec {
+    /// The kind of its value; absent for a flag.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// The value is given only as `--opt=value` or attached to a short option.
+    #[serde(default)]
+    pub optional: Option<bool>,
+    /// Tags added to the command when the option is given.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Operand paths are whole trees.
+    #[serde(default)]
+    pub recursive: Option<bool>,
+    /// Replaces the operand kinds when the option is given.
+    #[serde(default)]
+    pub operands: Option<Vec<String>>,
+    /// `false`: the command is not read-only with this option.
+    #[serde(default)]
+    pub read_only: Option<bool>,
+    /// The option makes the program run code no rule can see.
+    #[serde(default)]
+    pub runs_code: Option<bool>,
+    /// For a `command` value: the words that end it.
+    #[serde(default)]
+    pub end: Vec<String>,
+}
+
+/// An option: `flag`, a kind, or a map.
+#[derive(Debug)]
+pub struct RawOption(pub RawOptionSpec);
+
+/// The schema of an option (schema only).
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[expect(dead_code, reason = "only describes the schema of an option")]
+enum RawOptionSchema {
+    Kind(String),
+    Full(RawOptionSpec),
+}
+
+impl JsonSchema for RawOption {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RawOption".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RawOptionSchema::json_schema(generator)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawOption {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawOption;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("`flag`, a kind such as `read`, or a map such as `{value: write}`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawOption, E> {
+                Ok(RawOption(if v == "flag" {
+                    RawOptionSpec::default()
+                } else {
+                    RawOptionSpec {
+                        value: Some(v.to_string()),
+                        ..RawOptionSpec::default()
+                    }
+                }))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<RawOption, A::Error> {
+                RawOptionSpec::deserialize(serde::de::value::MapAccessDeserializer::new(a))
+                    .map(RawOption)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }

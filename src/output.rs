@@ -5,8 +5,9 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::json;
 
+use crate::call::Call;
 use crate::diagnostic::{self, Code, Diagnostic, Severity};
-use crate::dispatch::{Call, Evaluation};
+use crate::dispatch::Evaluation;
 use crate::registry::Registry;
 use crate::testing::Report;
 
@@ -209,7 +210,12 @@ pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String
         .collect::<Vec<_>>()
         .join(",");
     s.push_str(&format!(
-        "session  mode={} workspace={} scopes={}{}\n",
+        "session  {}mode={} workspace={} scopes={}{}\n",
+        if call.session.agent.is_empty() {
+            String::new()
+        } else {
+            format!("agent={} ", call.session.agent)
+        },
         call.session.mode,
         call.session.workspace,
         call.session
@@ -247,6 +253,15 @@ pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String
             registry.scrubber().scrub_str(&step.detail)
         ));
     }
+    if let Some(fx) = &ev.effects {
+        s.push_str(&effects_text(registry, fx));
+    }
+    if !ev.relax_blocked.is_empty() {
+        s.push_str("\nnot relaxed (relaxation needs exact effects)\n");
+        for (id, why) in &ev.relax_blocked {
+            s.push_str(&format!("  {id}: {}\n", registry.scrubber().scrub_str(why)));
+        }
+    }
     if !ev.matched.is_empty() {
         s.push_str("\nmatched\n");
         for m in &ev.matched {
@@ -282,6 +297,75 @@ pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String
     ));
     if let (Some(st), Some(ef)) = (ev.static_permission, ev.effective_permission) {
         s.push_str(&format!("         static {st}, effective {ef}\n"));
+    }
+    s
+}
+
+/// The effects block of `explain`.
+fn effects_text(registry: &Registry, fx: &crate::effects::Effects) -> String {
+    let scrub = |t: &str| registry.scrubber().scrub_str(t).into_owned();
+    let mut s = format!(
+        "\neffects  {}{}\n",
+        if fx.exact { "exact" } else { "not exact" },
+        if fx.runs_code {
+            ", runs code no rule can see"
+        } else {
+            ""
+        }
+    );
+    for c in &fx.commands {
+        let mut line = format!("  command  {}", scrub(&c.program));
+        if !c.subcommand.is_empty() {
+            line.push_str(&format!(" {}", scrub(&c.subcommand)));
+        }
+        line.push_str(&format!("  cwd {}", scrub(&c.cwd)));
+        if !c.wrappers.is_empty() {
+            line.push_str(&format!("  via {}", scrub(&c.wrappers.join(" > "))));
+        }
+        let mut flags = Vec::new();
+        if !c.known {
+            flags.push("unknown");
+        }
+        if c.read_only {
+            flags.push("read-only");
+        }
+        if c.runs_code {
+            flags.push("runs code");
+        }
+        if c.fetched_input {
+            flags.push("fetched input");
+        }
+        if !c.exact {
+            flags.push("inexact");
+        }
+        if !flags.is_empty() {
+            line.push_str(&format!("  [{}]", flags.join(", ")));
+        }
+        s.push_str(&line);
+        s.push('\n');
+        s.push_str(&format!("           argv {}\n", scrub(&c.argv.join(" "))));
+        if !c.tags.is_empty() {
+            s.push_str(&format!("           tags {}\n", c.tags.join(", ")));
+        }
+    }
+    for (name, list) in [
+        ("reads", &fx.reads),
+        ("writes", &fx.writes),
+        ("deletes", &fx.deletes),
+    ] {
+        for p in list {
+            s.push_str(&format!("  {name:<8} {}\n", scrub(p)));
+        }
+    }
+    for f in &fx.fetches {
+        s.push_str(&format!(
+            "  fetches  {} (host `{}`)\n",
+            scrub(&f.url),
+            scrub(&f.host)
+        ));
+    }
+    for u in &fx.unknown {
+        s.push_str(&format!("  unknown  {}\n", scrub(u)));
     }
     s
 }

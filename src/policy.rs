@@ -10,9 +10,10 @@ use std::time::Duration;
 use globset::GlobSet;
 use serde::Serialize;
 
+use crate::call::Call;
 use crate::cel::{CelEnv, Expression, PatternCache};
 use crate::diagnostic::{Location, SourceFile, Span};
-use crate::dispatch::Call;
+use crate::effects::catalog::Spec;
 use crate::loader::scalar::ScalarMap;
 use crate::model::{Decision, OnPrompt, Permission, Scope, SideEffect, Transport};
 
@@ -57,6 +58,25 @@ pub struct Settings {
     pub secret_patterns: Vec<String>,
     /// Environment variables whose values are scrubbed.
     pub secret_env: Vec<String>,
+    /// What `~` and `$HOME` mean in effects and lists.
+    pub home: String,
+    /// Whether path globs ignore case (`settings.paths.case_insensitive`).
+    pub case_insensitive: bool,
+}
+
+/// The host's home folder: `$HOME`, else `/`.
+#[must_use]
+pub fn host_home() -> String {
+    std::env::var("HOME")
+        .ok()
+        .filter(|h| h.starts_with('/'))
+        .map_or_else(|| "/".to_string(), |h| crate::effects::paths::clean(&h))
+}
+
+/// Whether the host's file systems usually fold case (macOS, Windows).
+#[must_use]
+pub fn host_folds_case() -> bool {
+    cfg!(any(target_os = "macos", target_os = "windows"))
 }
 
 impl Default for Settings {
@@ -68,6 +88,8 @@ impl Default for Settings {
             on_prompt: OnPrompt::Deny,
             secret_patterns: Vec::new(),
             secret_env: Vec::new(),
+            home: host_home(),
+            case_insensitive: host_folds_case(),
         }
     }
 }
@@ -181,8 +203,31 @@ pub struct ToolDef {
     pub deferral_eligible: bool,
     /// Reject rules, in written order.
     pub reject: Vec<Arc<Rule>>,
+    /// What its calls do.
+    pub effects: Option<Arc<ToolEffects>>,
+    /// The agent whose tool it is; `None` for tools every agent shares.
+    pub agent: Option<String>,
     /// Where the name was written.
     pub origin: Origin,
+}
+
+/// A tool's effect expressions, compiled; each over `args` and `session`.
+#[derive(Debug, Default)]
+pub struct ToolEffects {
+    /// A string: the shell script run.
+    pub shell: Option<Expression>,
+    /// A string: the working folder.
+    pub cwd: Option<Expression>,
+    /// A list of strings: paths read.
+    pub reads: Option<Expression>,
+    /// A list of strings: paths written.
+    pub writes: Option<Expression>,
+    /// A list of strings: URLs fetched.
+    pub fetches: Option<Expression>,
+    /// A string: a patch applied.
+    pub patch: Option<Expression>,
+    /// A bool: it runs code no rule can see.
+    pub runs_code: Option<Expression>,
 }
 
 /// Per-tool safety for an MCP server's tools.
@@ -194,6 +239,8 @@ pub struct Override {
     pub tools: GlobSet,
     /// The safety.
     pub safety: Safety,
+    /// What the matching tools' calls do.
+    pub effects: Option<Arc<ToolEffects>>,
     /// Where the entry was written.
     pub origin: Origin,
 }
@@ -261,6 +308,33 @@ pub struct ServerDef {
     pub origin: Origin,
 }
 
+impl ServerDef {
+    /// The safety, its origin (`file:line` of the override) and the effects the
+    /// host imposes on the server's tool `remote`: the first matching override, else the server's.
+    #[must_use]
+    pub fn host_tool(&self, remote: &str) -> (Safety, Option<String>, Option<Arc<ToolEffects>>) {
+        let (safety, from, effects) = match self.overrides.iter().find(|o| o.tools.is_match(remote))
+        {
+            Some(o) => (
+                o.safety.clone(),
+                Some(format!("{}:{}", o.origin.file.name, o.origin.line())),
+                o.effects.clone(),
+            ),
+            None => (self.safety.clone(), None, None),
+        };
+        let safety = Safety {
+            reason: Some(safety.reason.clone().unwrap_or_else(|| {
+                format!(
+                    "MCP tool `{}/{remote}` runs through the configured `{}` server",
+                    self.name, self.name
+                )
+            })),
+            ..safety
+        };
+        (safety, from, effects)
+    }
+}
+
 /// A policy test.
 #[derive(Debug, Clone)]
 pub struct TestCase {
@@ -295,6 +369,10 @@ pub struct Policy {
     pub patterns: Arc<PatternCache>,
     /// The CEL environment the rules were compiled with.
     pub cel: CelEnv,
+    /// The named lists (`lists.NAME`), extensions resolved and `~/` expanded.
+    pub lists: BTreeMap<String, Vec<String>>,
+    /// Additions to the command catalog, with their aliases.
+    pub commands: Vec<(Arc<Spec>, Vec<String>)>,
 }
 
 impl Policy {

@@ -9,9 +9,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::dispatch::Call;
+use crate::call::Call;
+use crate::effects::Catalog;
 use crate::model::{Permission, Scope};
-use crate::policy::{Origin, Policy, Rule, RuleKind, Safety, ServerDef, Settings};
+use crate::policy::{Origin, Policy, Rule, RuleKind, Safety, ServerDef, Settings, ToolEffects};
 use crate::runtime::{Dispatcher, Executor, Tool, ToolError, ToolOutput};
 use crate::scrub::Scrubber;
 
@@ -113,6 +114,14 @@ pub struct RegisteredTool {
     pub hints: Option<serde_json::Value>,
     /// Relax rules that match this tool by name but were not applied, with why.
     pub skipped_relax: Vec<(String, String)>,
+    /// The agent whose tool it is; `None` for tools every agent shares.
+    pub agent: Option<String>,
+    /// What its calls do, as expressions.
+    pub effects: Option<Arc<ToolEffects>>,
+    /// Some rule of the tool reads `call`, so its effects are computed.
+    pub needs_effects: bool,
+    /// Resolved offline from its server's manifest: nothing connected.
+    pub offline: bool,
     pub(crate) validator: Option<jsonschema::Validator>,
     pub(crate) reject: Vec<Arc<Rule>>,
     pub(crate) relax: Vec<Arc<Rule>>,
@@ -126,6 +135,9 @@ impl RegisteredTool {
     pub(crate) fn validate(&self, args: &serde_json::Value) -> Result<(), String> {
         if !args.is_object() {
             return Err("the arguments are not a JSON object".into());
+        }
+        if self.offline {
+            return Ok(());
         }
         let Some(v) = &self.validator else {
             return Err("the tool's parameters are not a valid JSON Schema".into());
@@ -205,7 +217,10 @@ pub enum RegistryError {
 /// Every tool, with its rules resolved; the home of the one dispatch path.
 pub struct Registry {
     tools: Vec<Arc<RegisteredTool>>,
-    index: HashMap<String, usize>,
+    /// Tool positions by name: one per agent that defines it, and the shared one.
+    index: HashMap<String, Vec<usize>>,
+    commands: Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>,
+    catalog: std::sync::OnceLock<Arc<Catalog>>,
     rules: Vec<Arc<Rule>>,
     settings: Settings,
     servers: Vec<ServerDef>,
@@ -289,6 +304,8 @@ pub(crate) struct NewTool {
     pub deferral_eligible: bool,
     pub hints: Option<serde_json::Value>,
     pub reject: Vec<Arc<Rule>>,
+    pub effects: Option<Arc<ToolEffects>>,
+    pub agent: Option<String>,
     pub dispatcher: Dispatcher,
 }
 
@@ -316,11 +333,17 @@ impl Registry {
     pub fn with_scrubber(policy: &Policy, scrubber: Scrubber) -> Result<Registry, RegistryError> {
         let root = policy
             .cel
-            .root_context(&policy.patterns)
+            .root_context(
+                &policy.patterns,
+                &policy.lists,
+                policy.settings.case_insensitive,
+            )
             .map_err(RegistryError::Settings)?;
         let mut reg = Registry {
             tools: Vec::new(),
             index: HashMap::new(),
+            commands: policy.commands.clone(),
+            catalog: std::sync::OnceLock::new(),
             rules: policy.rules.clone(),
             settings: policy.settings.clone(),
             servers: policy.servers.clone(),
@@ -344,6 +367,8 @@ impl Registry {
                 deferral_eligible: t.deferral_eligible,
                 hints: None,
                 reject: t.reject.clone(),
+                effects: t.effects.clone(),
+                agent: t.agent.clone(),
                 dispatcher: Dispatcher::None,
             })?;
         }
@@ -353,9 +378,24 @@ impl Registry {
     /// Adds one tool, resolving its rules. Relax rules that would relax a
     /// `deny` tool are not applied to it, and that is recorded.
     pub(crate) fn insert(&mut self, t: NewTool) -> Result<(), RegistryError> {
-        if self.index.contains_key(&t.name) {
+        if self
+            .index
+            .get(&t.name)
+            .is_some_and(|v| v.iter().any(|&i| self.tools[i].agent == t.agent))
+        {
             return Err(RegistryError::Duplicate(t.name));
         }
+        let tool = self.build_tool(t)?;
+        self.index
+            .entry(tool.name.clone())
+            .or_default()
+            .push(self.tools.len());
+        self.tools.push(Arc::new(tool));
+        Ok(())
+    }
+
+    /// Resolves a new tool's rules and compiles its schema.
+    fn build_tool(&self, t: NewTool) -> Result<RegisteredTool, RegistryError> {
         let validator = jsonschema::draft202012::new(&t.parameters).ok();
         if validator.is_none() {
             return Err(RegistryError::InvalidSchema(
@@ -386,7 +426,17 @@ impl Registry {
             }
         }
         let cel_value = tool_cel_value(&t.name, &t.source, t.scope, &t.safety, t.deferred);
-        let tool = RegisteredTool {
+        let needs_effects = t
+            .reject
+            .iter()
+            .chain(&relax)
+            .chain(&sandbox)
+            .any(|r| r.when.reads_call);
+        Ok(RegisteredTool {
+            agent: t.agent,
+            effects: t.effects,
+            needs_effects,
+            offline: false,
             name: t.name.clone(),
             description: t.description,
             source: t.source,
@@ -403,10 +453,7 @@ impl Registry {
             sandbox,
             cel_value,
             dispatcher: t.dispatcher,
-        };
-        self.index.insert(t.name, self.tools.len());
-        self.tools.push(Arc::new(tool));
-        Ok(())
+        })
     }
 
     /// Adds several tools, all or none: nothing is added if any name is taken
@@ -449,6 +496,8 @@ impl Registry {
             deferral_eligible: false,
             hints: None,
             reject: Vec::new(),
+            effects: None,
+            agent: None,
             dispatcher: Dispatcher::new(tool),
         })
     }
@@ -462,9 +511,10 @@ impl Registry {
         name: &str,
         executor: Arc<dyn Executor>,
     ) -> Result<(), RegistryError> {
-        let &i = self
+        let i = self
             .index
             .get(name)
+            .and_then(|v| v.first().copied())
             .ok_or_else(|| RegistryError::Unknown(name.to_string()))?;
         let slot = &mut self.tools[i];
         match Arc::get_mut(slot) {
@@ -476,10 +526,92 @@ impl Registry {
         }
     }
 
-    /// A tool by final name.
+    /// A tool by final name: the shared one, or the only one of that name.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.index.get(name).map(|&i| self.tools[i].as_ref())
+        let v = self.index.get(name)?;
+        v.iter()
+            .find(|&&i| self.tools[i].agent.is_none())
+            .or(if v.len() == 1 { v.first() } else { None })
+            .map(|&i| self.tools[i].as_ref())
+    }
+
+    /// The tool a call made for `agent` names: the agent's own tool first, then
+    /// the shared one, then a tool of a declared MCP server resolved offline.
+    #[must_use]
+    pub fn lookup(&self, name: &str, agent: &str) -> Lookup {
+        if let Some(v) = self.index.get(name) {
+            if let Some(&i) = v
+                .iter()
+                .find(|&&i| self.tools[i].agent.as_deref() == Some(agent))
+            {
+                return Lookup::Found(Arc::clone(&self.tools[i]));
+            }
+            if let Some(&i) = v.iter().find(|&&i| self.tools[i].agent.is_none()) {
+                return Lookup::Found(Arc::clone(&self.tools[i]));
+            }
+            let mut agents: Vec<String> = v
+                .iter()
+                .filter_map(|&i| self.tools[i].agent.clone())
+                .collect();
+            agents.sort();
+            return if agent.is_empty() {
+                Lookup::Ambiguous(agents)
+            } else {
+                Lookup::NotForAgent(agents)
+            };
+        }
+        match self.offline_tool(name) {
+            Some(t) => Lookup::Found(Arc::new(t)),
+            None => Lookup::Unknown,
+        }
+    }
+
+    /// A tool of a declared server that registered nothing, resolved from the
+    /// manifest alone: its safety, overrides and effects, no parameters.
+    fn offline_tool(&self, name: &str) -> Option<RegisteredTool> {
+        let format = &self.settings.mcp_name_format;
+        let (server, remote) = self.servers.iter().find_map(|s| {
+            let prefix = mcp_name_prefix(format, &s.name);
+            let suffix = format.split("{tool}").nth(1).unwrap_or("");
+            let rest = name.strip_prefix(&prefix)?.strip_suffix(suffix)?;
+            (!rest.is_empty()).then_some((s, rest.to_string()))
+        })?;
+        if self.tools.iter().any(|t| t.source.server() == server.name) {
+            // The server is connected: its tools are the ones it listed.
+            return None;
+        }
+        let (safety, safety_from, effects) = server.host_tool(&remote);
+        let mut tool = self
+            .build_tool(NewTool {
+                name: name.to_string(),
+                description: format!("Call MCP tool {}/{remote}", server.name),
+                source: ToolSource::Mcp {
+                    server: server.name.clone(),
+                    remote_name: remote,
+                    safety_from,
+                },
+                scope: safety.side_effect.default_scope(),
+                safety,
+                parameters: serde_json::json!({"type": "object"}),
+                deferred: true,
+                deferral_eligible: true,
+                hints: None,
+                reject: Vec::new(),
+                effects,
+                agent: None,
+                dispatcher: Dispatcher::None,
+            })
+            .ok()?;
+        tool.offline = true;
+        Some(tool)
+    }
+
+    /// The command catalog calls are analysed with (the shipped one plus the
+    /// policy's `commands:`), built the first time a script is analysed.
+    pub fn catalog(&self) -> &Catalog {
+        self.catalog
+            .get_or_init(|| Arc::new(crate::loader::catalog::with_additions(&self.commands)))
     }
 
     /// Every tool, in registration order.
@@ -589,6 +721,19 @@ impl Registry {
                 .find(|r| r.id == id)
         })
     }
+}
+
+/// What a tool name resolves to for one call.
+#[derive(Debug)]
+pub enum Lookup {
+    /// The tool.
+    Found(Arc<RegisteredTool>),
+    /// Only agents define the name, and the call names no agent.
+    Ambiguous(Vec<String>),
+    /// Only other agents define the name.
+    NotForAgent(Vec<String>),
+    /// No such tool.
+    Unknown,
 }
 
 /// For `explain`: the origin of a rule as `file:line`.

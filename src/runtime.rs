@@ -11,7 +11,7 @@ use std::pin::Pin;
 
 use serde::Serialize;
 
-use crate::dispatch::Call;
+use crate::call::Call;
 use crate::model::Scope;
 use crate::policy::Safety;
 use crate::scrub::Scrubber;

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::dispatch::{Call, RuleError};
+use crate::call::Call;
+use crate::dispatch::RuleError;
 use crate::model::Decision;
 use crate::policy::{Origin, Policy};
 use crate::registry::Registry;

@@ -53,8 +53,8 @@ proptest! {
 
     #[test]
     fn shell_functions_never_panic(script in "\\PC{0,120}") {
-        let _ = zero_policy::cel::shell::shell_commands(&script);
-        let _ = zero_policy::cel::shell::shell_parses(&script);
+        let _ = zero_policy::effects::literal::shell_commands(&script);
+        let _ = zero_policy::effects::literal::shell_parses(&script);
     }
 }
 

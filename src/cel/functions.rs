@@ -1,4 +1,5 @@
 //! The functions zero-policy adds to CEL: `glob`, `path_clean`, `path_under`,
+//! `path_matches`, `path_overlaps`, `path_is_tree`, `url_host`, `ip_in`,
 //! `shell_parses`, `shell_commands`, and a `matches` whose literal regexes are
 //! compiled once at load.
 
@@ -10,7 +11,9 @@ use cel::{Context, ExecutionError, FunctionContext, Value};
 use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
 
-use super::shell;
+use crate::effects::globs::{GlobError, PathGlobs};
+use crate::effects::literal as shell;
+use crate::effects::{paths, urls};
 
 /// The hidden variable holding `session.workspace`, for `path_under`.
 pub(crate) const WORKSPACE_VAR: &str = "zp__workspace";
@@ -18,6 +21,11 @@ pub(crate) const WORKSPACE_VAR: &str = "zp__workspace";
 /// The names of the functions this module adds.
 pub const FUNCTIONS: &[&str] = &[
     "glob",
+    "path_matches",
+    "path_overlaps",
+    "path_is_tree",
+    "url_host",
+    "ip_in",
     "path_clean",
     "path_under",
     "shell_parses",
@@ -32,6 +40,24 @@ pub const FUNCTIONS: &[&str] = &[
 pub struct PatternCache {
     globs: HashMap<String, GlobMatcher>,
     regexes: HashMap<String, Regex>,
+    glob_lists: HashMap<String, Arc<PathGlobs>>,
+}
+
+/// Most glob lists compiled at run time and kept (lists not known at load).
+const RUNTIME_GLOB_LISTS: usize = 64;
+
+thread_local! {
+    static RUNTIME_LISTS: std::cell::RefCell<Vec<(String, Arc<PathGlobs>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn glob_list_key(items: &[String], case_insensitive: bool) -> String {
+    let mut key = String::from(if case_insensitive { "i\n" } else { "s\n" });
+    for i in items {
+        key.push_str(i);
+        key.push('\n');
+    }
+    key
 }
 
 impl PatternCache {
@@ -45,6 +71,52 @@ impl PatternCache {
             self.globs.insert(pattern.to_string(), m);
         }
         Ok(())
+    }
+
+    /// Compiles a list of path globs (for `path_matches`) and keeps it.
+    ///
+    /// # Errors
+    /// A glob that does not compile.
+    pub fn add_glob_list(
+        &mut self,
+        items: &[String],
+        case_insensitive: bool,
+    ) -> Result<(), GlobError> {
+        let key = glob_list_key(items, case_insensitive);
+        if !self.glob_lists.contains_key(&key) {
+            let set = PathGlobs::new(items, case_insensitive)?;
+            self.glob_lists.insert(key, Arc::new(set));
+        }
+        Ok(())
+    }
+
+    /// The compiled glob list of these items: from the load, or compiled now.
+    fn glob_list(
+        &self,
+        items: &[String],
+        case_insensitive: bool,
+    ) -> Result<Arc<PathGlobs>, GlobError> {
+        let key = glob_list_key(items, case_insensitive);
+        if let Some(hit) = self.glob_lists.get(&key) {
+            return Ok(Arc::clone(hit));
+        }
+        if let Some(hit) = RUNTIME_LISTS.with(|c| {
+            c.borrow()
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| Arc::clone(v))
+        }) {
+            return Ok(hit);
+        }
+        let set = Arc::new(PathGlobs::new(items, case_insensitive)?);
+        RUNTIME_LISTS.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() >= RUNTIME_GLOB_LISTS {
+                c.remove(0);
+            }
+            c.push((key, Arc::clone(&set)));
+        });
+        Ok(set)
     }
 
     /// Compiles a regex and keeps it.
@@ -167,6 +239,18 @@ fn parsed_shell(script: &Arc<String>) -> ShellResult {
     result
 }
 
+fn strings(name: &str, list: &[Value]) -> Result<Vec<String>, ExecutionError> {
+    list.iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s.to_string()),
+            _ => Err(fn_error(
+                name,
+                "the list holds a value that is not a string",
+            )),
+        })
+        .collect()
+}
+
 fn fn_error(name: &str, message: impl ToString) -> ExecutionError {
     ExecutionError::function_error(name, message)
 }
@@ -175,7 +259,56 @@ fn fn_error(name: &str, message: impl ToString) -> ExecutionError {
 ///
 /// # Errors
 /// A function name clashes with the standard library (a bug).
-pub fn register(ctx: &mut Context<'_, '_>, cache: &Arc<PatternCache>) -> Result<(), String> {
+pub fn register(
+    ctx: &mut Context<'_, '_>,
+    cache: &Arc<PatternCache>,
+    case_insensitive: bool,
+) -> Result<(), String> {
+    for name in ["path_matches", "path_overlaps"] {
+        let c = Arc::clone(cache);
+        ctx.add_function(
+            name,
+            move |path: Arc<String>, globs: Arc<Vec<Value>>| -> Result<Value, ExecutionError> {
+                let items = strings(name, &globs)?;
+                let set = c
+                    .glob_list(&items, case_insensitive)
+                    .map_err(|e| fn_error(name, e))?;
+                let hit = if name == "path_overlaps" {
+                    set.is_match(&path) || set.overlaps(&path).map_err(|e| fn_error(name, e))?
+                } else {
+                    set.matches(&path)
+                };
+                Ok(Value::Bool(hit))
+            },
+        )
+        .map_err(|e| format!("{e:?}"))?;
+    }
+    ctx.add_function(
+        "path_is_tree",
+        |path: Arc<String>| -> Result<Value, ExecutionError> {
+            Ok(Value::Bool(paths::is_tree(&path)))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    ctx.add_function(
+        "url_host",
+        |url: Arc<String>| -> Result<Value, ExecutionError> {
+            Ok(Value::String(Arc::new(
+                urls::url_host(&url).unwrap_or_default(),
+            )))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    ctx.add_function(
+        "ip_in",
+        |host: Arc<String>, cidrs: Arc<Vec<Value>>| -> Result<Value, ExecutionError> {
+            let items = strings("ip_in", &cidrs)?;
+            urls::ip_in(&host, &items)
+                .map(Value::Bool)
+                .map_err(|e| fn_error("ip_in", e))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
     let c = Arc::clone(cache);
     ctx.add_function(
         "glob",

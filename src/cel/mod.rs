@@ -7,7 +7,6 @@
 //! reads are recorded for `lint`.
 
 pub mod functions;
-pub mod shell;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -18,7 +17,18 @@ use cel::{Context, Env, ExecutionError, Program, Value};
 pub use functions::PatternCache;
 
 /// The variables an expression may read.
-pub const VARIABLES: &[&str] = &["tool", "args", "session"];
+pub const VARIABLES: &[&str] = &["tool", "args", "session", "call", "lists"];
+
+/// What an expression is compiled for.
+#[derive(Debug, Clone, Copy)]
+pub struct CompileCtx<'a> {
+    /// The named lists, for `lists.NAME`.
+    pub lists: &'a std::collections::BTreeMap<String, Vec<String>>,
+    /// Whether `call` may be read (rules: yes; effect expressions: no).
+    pub allow_call: bool,
+    /// Whether path globs ignore case.
+    pub case_insensitive: bool,
+}
 
 /// Standard CEL and strings-extension function names accepted in expressions.
 const STANDARD_FUNCTIONS: &[&str] = &[
@@ -90,6 +100,8 @@ pub enum ExprErrorKind {
     InvalidGlob,
     /// A literal regex that does not compile.
     InvalidRegex,
+    /// `lists.NAME` with no such list.
+    UnknownList,
 }
 
 /// One `args.X` read in an expression.
@@ -117,6 +129,27 @@ pub struct Expression {
     pub globs: Vec<String>,
     /// Literal regex patterns (already compiled into the shared cache).
     pub regexes: Vec<String>,
+    /// The expression reads `call` (so the call's effects must be computed).
+    pub reads_call: bool,
+    /// The lists it names.
+    pub lists: Vec<String>,
+}
+
+impl Expression {
+    /// Whether it is a literal (`true`, `"x"`, `[…]`) rather than a computation.
+    #[must_use]
+    pub fn literal_kind(&self) -> Option<&'static str> {
+        match &self.program.expression().expr {
+            Expr::Literal(LiteralValue::String(_)) => Some("a string"),
+            Expr::Literal(LiteralValue::Boolean(_)) => Some("a bool"),
+            Expr::Literal(
+                LiteralValue::Int(_) | LiteralValue::UInt(_) | LiteralValue::Double(_),
+            ) => Some("a number"),
+            Expr::List(_) => Some("a list"),
+            Expr::Map(_) => Some("a map"),
+            _ => None,
+        }
+    }
 }
 
 /// The CEL environment shared by every expression.
@@ -155,6 +188,7 @@ impl CelEnv {
         &self,
         source: &str,
         cache: &mut PatternCache,
+        cx: &CompileCtx<'_>,
     ) -> Result<Expression, Vec<ExprError>> {
         let program = match self.env.compile(source) {
             Ok(p) => p,
@@ -196,12 +230,20 @@ impl CelEnv {
         };
         let mut errors = Vec::new();
         for (name, id) in &walk.idents {
-            if !VARIABLES.contains(&name.as_str()) {
+            if name == "call" && !cx.allow_call {
+                let (start, end) = range(*id);
+                errors.push(ExprError {
+                    kind: ExprErrorKind::UnknownVariable,
+                    message: "effect expressions cannot read `call`: they define it".to_string(),
+                    start,
+                    end: end.max(start + name.len()).min(source.len()),
+                });
+            } else if !VARIABLES.contains(&name.as_str()) {
                 let (start, end) = range(*id);
                 errors.push(ExprError {
                     kind: ExprErrorKind::UnknownVariable,
                     message: format!(
-                        "unknown variable `{name}`; the variables are `tool`, `args` and `session`"
+                        "unknown variable `{name}`; the variables are `tool`, `args`, `session`, `call` and `lists`"
                     ),
                     start,
                     end: end.max(start + name.len()).min(source.len()),
@@ -248,6 +290,35 @@ impl CelEnv {
                 });
             }
         }
+        for (name, id) in &walk.list_reads {
+            if !cx.lists.contains_key(name) {
+                let (start, end) = range(*id);
+                errors.push(ExprError {
+                    kind: ExprErrorKind::UnknownList,
+                    message: format!("unknown list `{name}`"),
+                    start,
+                    end,
+                });
+            }
+        }
+        // Glob lists given to the path functions are compiled now, not per call.
+        for (arg, id) in &walk.glob_lists {
+            let items: Option<Vec<String>> = match arg {
+                GlobListArg::Named(n) => cx.lists.get(n).cloned(),
+                GlobListArg::Literal(items) => Some(items.clone()),
+            };
+            if let Some(items) = items
+                && let Err(e) = cache.add_glob_list(&items, cx.case_insensitive)
+            {
+                let (start, end) = range(*id);
+                errors.push(ExprError {
+                    kind: ExprErrorKind::InvalidGlob,
+                    message: format!("invalid glob in the list: {e}"),
+                    start,
+                    end,
+                });
+            }
+        }
         if walk.calls.iter().any(|(n, _)| n == "glob") {
             // Literals that are not glob() arguments may still reach glob() through a
             // variable; compile the ones that are valid globs now rather than per call.
@@ -289,6 +360,8 @@ impl CelEnv {
             guarded: walk.guarded,
             globs: walk.globs.into_iter().map(|(p, _)| p).collect(),
             regexes: walk.regexes.into_iter().map(|(p, _)| p).collect(),
+            reads_call: walk.idents.iter().any(|(n, _)| n == "call"),
+            lists: walk.list_reads.into_iter().map(|(n, _)| n).collect(),
         })
     }
 
@@ -299,9 +372,13 @@ impl CelEnv {
     pub fn root_context(
         &self,
         cache: &Arc<PatternCache>,
+        lists: &std::collections::BTreeMap<String, Vec<String>>,
+        case_insensitive: bool,
     ) -> Result<Context<'static, 'static>, String> {
         let mut ctx = Context::with_env(Arc::clone(&self.env));
-        functions::register(&mut ctx, cache)?;
+        functions::register(&mut ctx, cache, case_insensitive)?;
+        let lists = serde_json::to_value(lists).map_err(|e| e.to_string())?;
+        ctx.add_variable_from_value("lists", ::cel::to_value(&lists).map_err(|e| e.to_string())?);
         Ok(ctx)
     }
 }
@@ -334,6 +411,21 @@ impl<'r> Scope<'r> {
         ctx.add_variable_from_value("session", vars.session.clone());
         ctx.add_variable_from_value(functions::WORKSPACE_VAR, vars.workspace.clone());
         Scope { ctx }
+    }
+
+    /// Binds `call`, the call's effects.
+    pub fn bind_call(&mut self, call: Value) {
+        self.ctx.add_variable_from_value("call", call);
+    }
+
+    /// Evaluates an expression to any value.
+    ///
+    /// # Errors
+    /// A run-time error.
+    pub fn eval(&self, expr: &Expression) -> Result<Value, String> {
+        expr.program
+            .execute(&self.ctx)
+            .map_err(|e| describe_error(&e))
     }
 
     /// Evaluates a condition; anything but `true`/`false` is an error.
@@ -440,6 +532,16 @@ struct Walk {
     /// Every string literal: candidates for globs passed through variables
     /// (`["**/.env", "**/.ssh/**"].exists(p, glob(p, args.path))`).
     literals: Vec<String>,
+    /// `lists.NAME` reads.
+    list_reads: Vec<(String, u64)>,
+    /// Glob lists given to `path_matches` and `path_overlaps`.
+    glob_lists: Vec<(GlobListArg, u64)>,
+}
+
+/// The glob list of a path function call, when known at load.
+enum GlobListArg {
+    Named(String),
+    Literal(Vec<String>),
 }
 
 fn literal_str(e: &IdedExpr) -> Option<String> {
@@ -468,6 +570,10 @@ impl Walk {
                 }
             }
             Expr::Select(sel) => {
+                if matches!(&sel.operand.expr, Expr::Ident(n) if n == "lists" && !bound.iter().any(|b| b == "lists"))
+                {
+                    self.list_reads.push((sel.field.clone(), e.id));
+                }
                 if is_free_args(&sel.operand, bound) {
                     if sel.test {
                         self.guarded.insert(sel.field.clone());
@@ -503,6 +609,25 @@ impl Walk {
                     "glob" => {
                         if let Some(p) = receiver_args.first().and_then(|a| literal_str(a)) {
                             self.globs.push((p, receiver_args[0].id));
+                        }
+                    }
+                    "path_matches" | "path_overlaps" => {
+                        if let Some(arg) = receiver_args.get(1) {
+                            match &arg.expr {
+                                Expr::Select(sel) if matches!(&sel.operand.expr, Expr::Ident(n) if n == "lists") =>
+                                {
+                                    self.glob_lists
+                                        .push((GlobListArg::Named(sel.field.clone()), arg.id));
+                                }
+                                Expr::List(list) => {
+                                    let items: Option<Vec<String>> =
+                                        list.elements.iter().map(literal_str).collect();
+                                    if let Some(items) = items {
+                                        self.glob_lists.push((GlobListArg::Literal(items), arg.id));
+                                    }
+                                }
+                                _ => {}
+                            }
                         }
                     }
                     "matches" => {

@@ -6,14 +6,27 @@ use std::sync::Arc;
 
 use super::*;
 
+static NO_LISTS: std::sync::LazyLock<std::collections::BTreeMap<String, Vec<String>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn cx() -> CompileCtx<'static> {
+    CompileCtx {
+        lists: &NO_LISTS,
+        allow_call: true,
+        case_insensitive: false,
+    }
+}
+
 fn eval_with(src: &str, args: serde_json::Value, workspace: &str) -> Result<bool, String> {
     let env = CelEnv::new();
     let mut cache = PatternCache::default();
     let expr = env
-        .compile(src, &mut cache)
+        .compile(src, &mut cache, &cx())
         .map_err(|e| format!("compile: {e:?}"))?;
     let cache = Arc::new(cache);
-    let root = env.root_context(&cache).unwrap();
+    let root = env
+        .root_context(&cache, &Default::default(), false)
+        .unwrap();
     let vars = Vars {
         tool: ::cel::to_value(serde_json::json!({"name": "bash", "scope": "shell"})).unwrap(),
         args: ::cel::to_value(&args).unwrap(),
@@ -137,7 +150,7 @@ fn matches_uses_regexes_compiled_at_load() {
     let env = CelEnv::new();
     let mut cache = PatternCache::default();
     let expr = env
-        .compile(r#"args.s.matches("^a+b$")"#, &mut cache)
+        .compile(r#"args.s.matches("^a+b$")"#, &mut cache, &cx())
         .unwrap();
     assert_eq!(expr.regexes, ["^a+b$"]);
     assert_eq!(
@@ -168,7 +181,7 @@ fn run_time_errors_are_errors_not_false() {
 fn compile_errors(src: &str) -> Vec<(ExprErrorKind, String)> {
     let env = CelEnv::new();
     let mut cache = PatternCache::default();
-    match env.compile(src, &mut cache) {
+    match env.compile(src, &mut cache, &cx()) {
         Ok(_) => Vec::new(),
         Err(errs) => errs
             .into_iter()
@@ -207,7 +220,7 @@ fn arg_reads_are_recorded_with_guards() {
     let env = CelEnv::new();
     let mut cache = PatternCache::default();
     let src = r#"has(args.path) && args.path.startsWith("/") && args["mode"] == "x""#;
-    let expr = env.compile(src, &mut cache).unwrap();
+    let expr = env.compile(src, &mut cache, &cx()).unwrap();
     let reads: Vec<(&str, &str)> = expr
         .arg_reads
         .iter()

@@ -3,8 +3,8 @@
 use std::io::Read;
 use std::path::PathBuf;
 
+use crate::call::{Call, Session};
 use crate::cli::{EXIT_ERROR, EXIT_OK, Format, Paths, load_registry, with_servers};
-use crate::dispatch::{Call, Session};
 use crate::model::Scope;
 use crate::output;
 
@@ -30,6 +30,9 @@ pub struct Args {
     /// Session settings: `mode=plan`, `workspace=/path`, `scopes=read_only,write`, `labels.KEY=VALUE`.
     #[arg(long = "session", value_name = "KEY=VALUE")]
     pub session: Vec<String>,
+    /// The agent the call is made for (`claude-code`, `codex`, …): its own tools resolve first.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
@@ -52,6 +55,7 @@ pub fn apply_session(session: &mut Session, kv: &str) -> Result<(), String> {
     match key {
         "mode" => session.mode = value.to_string(),
         "workspace" => session.workspace = value.to_string(),
+        "agent" => session.agent = value.to_string(),
         "scopes" => {
             let mut scopes = Vec::new();
             for s in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -67,7 +71,7 @@ pub fn apply_session(session: &mut Session, kv: &str) -> Result<(), String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown session key `{k}`; use `mode`, `workspace`, `scopes` or `labels.NAME`"
+                    "unknown session key `{k}`; use `mode`, `workspace`, `scopes`, `agent` or `labels.NAME`"
                 ));
             }
         },
@@ -112,6 +116,9 @@ pub fn read_call(args: &Args) -> Result<Call, String> {
     for kv in &args.session {
         apply_session(&mut call.session, kv)?;
     }
+    if let Some(agent) = &args.agent {
+        call.session.agent = agent.clone();
+    }
     Ok(call)
 }
 
@@ -130,7 +137,7 @@ pub fn run(args: &Args) -> u8 {
         Err(code) => return code,
     };
     let shown = with_servers(&mut registry, args.connect, |registry, _| {
-        let evaluation = registry.evaluate(&call);
+        let evaluation = registry.explain(&call);
         match args.format {
             Format::Human => output::explain_human(registry, &call, &evaluation),
             Format::Json => output::explain_json(registry, &call, &evaluation),

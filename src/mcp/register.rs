@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::RwLock;
 
-use crate::dispatch::Call;
+use crate::call::Call;
 use crate::mcp::client::{self, ConnectSpec, McpError, RemoteTool, ToolClient, TransportSpec};
 use crate::model::Transport;
-use crate::policy::{Safety, ServerDef};
+use crate::policy::ServerDef;
 use crate::registry::{NewTool, Registry, SkippedServer, ToolSource, mcp_tool_name};
 use crate::runtime::{AsyncExecutor, BoxFuture, Dispatcher, Executor, ToolError, ToolOutput};
 
@@ -367,23 +367,7 @@ fn plan(
                 format!("the inputSchema of tool `{remote}` is not a valid JSON Schema: {e}"),
             ));
         }
-        let (safety, safety_from) =
-            match server.overrides.iter().find(|o| o.tools.is_match(&remote)) {
-                Some(o) => (
-                    o.safety.clone(),
-                    Some(format!("{}:{}", o.origin.file.name, o.origin.line())),
-                ),
-                None => (server.safety.clone(), None),
-            };
-        let safety = Safety {
-            reason: Some(safety.reason.clone().unwrap_or_else(|| {
-                format!(
-                    "MCP tool `{}/{remote}` runs through the configured `{}` server",
-                    server.name, server.name
-                )
-            })),
-            ..safety
-        };
+        let (safety, safety_from, effects) = server.host_tool(&remote);
         out.push(NewTool {
             name,
             description: t
@@ -403,6 +387,8 @@ fn plan(
             deferral_eligible: true,
             hints: t.annotations.clone(),
             reject: Vec::new(),
+            effects,
+            agent: None,
             dispatcher: Dispatcher::new(Arc::new(McpExecutor {
                 connection: connection.clone(),
                 remote_name: remote,

@@ -1,4 +1,4 @@
-//! Literal-only view of shell scripts, behind the CEL functions
+//! Literal-only view of shell scripts (the low-level view; [`super::shell`] is the full analysis), behind the CEL functions
 //! `shell_parses(script)` and `shell_commands(script)`.
 //!
 //! Policies use these to reason about the commands a script runs, e.g. allow
@@ -45,16 +45,16 @@ use brush_parser::word::WordPiece;
 use brush_parser::{ParseError, ParserImpl, ParserOptions, Token};
 
 /// Longest script accepted, in bytes.
-const MAX_SCRIPT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_SCRIPT_BYTES: usize = 64 * 1024;
 /// Deepest nesting of compound commands (subshells, groups, `if`, loops, `case`).
-const MAX_NESTING: usize = 16;
+pub(crate) const MAX_NESTING: usize = 16;
 /// Deepest chain of scripts run by scripts (`sh -c`, `eval`, `trap`, `alias`).
-const MAX_SCRIPT_DEPTH: usize = 8;
+pub(crate) const MAX_SCRIPT_DEPTH: usize = 8;
 /// Most `$(`, `${` and `$[` sequences in a script, quoted or not. The parser
 /// recurses on each; a literal script only has them inside single quotes.
-const MAX_EXPANSION_MARKERS: usize = 16;
+pub(crate) const MAX_EXPANSION_MARKERS: usize = 16;
 /// Most `(`, `{` and `[` characters in a word that contains `$` or a backquote.
-const MAX_WORD_BRACKETS: usize = 48;
+pub(crate) const MAX_WORD_BRACKETS: usize = 48;
 /// Most wrapper commands (`env`, `exec`, …) looked through to find a shell.
 const MAX_WRAPPERS: usize = 8;
 /// Longest piece of user input quoted in an error message, in characters.
@@ -63,7 +63,7 @@ const MAX_SNIPPET_CHARS: usize = 80;
 const DEV_NULL: &str = "/dev/null";
 
 /// POSIX-family shells whose `-c` script is listed as well.
-const SHELLS: &[&str] = &[
+pub(crate) const SHELLS: &[&str] = &[
     "sh", "bash", "rbash", "dash", "ash", "zsh", "ksh", "ksh93", "mksh", "pdksh", "oksh", "yash",
     "posh", "bosh",
 ];
@@ -174,7 +174,7 @@ fn collect_script(text: &str, depth: usize, out: &mut Vec<Vec<String>>) -> Resul
 
 /// The grammar a script is parsed with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Grammar {
+pub(crate) enum Grammar {
     /// bash, with its extensions.
     Bash,
     /// POSIX sh (dash and friends).
@@ -395,7 +395,7 @@ fn check_redirects(redirects: Option<&ast::RedirectList>) -> Result<(), ShellErr
 }
 
 /// Allows only fd duplication/closing and `/dev/null`.
-fn check_redirect(redirect: &ast::IoRedirect) -> Result<(), ShellError> {
+pub(crate) fn check_redirect(redirect: &ast::IoRedirect) -> Result<(), ShellError> {
     let denied = || ShellError::Redirection(snippet(&redirect.to_string()));
     let allowed = match redirect {
         ast::IoRedirect::File(_, _, target) => match target {
@@ -424,7 +424,7 @@ fn check_redirect(redirect: &ast::IoRedirect) -> Result<(), ShellError> {
 }
 
 /// `-`, `N` or `N-` (duplicate, or move, a file descriptor).
-fn is_fd_duplication(target: &str) -> bool {
+pub(crate) fn is_fd_duplication(target: &str) -> bool {
     let digits = target.strip_suffix('-').unwrap_or(target);
     target == "-" || (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
 }
@@ -808,7 +808,7 @@ fn skip_env_options(mut args: &[String]) -> Option<&[String]> {
 }
 
 /// The last path component of a command name.
-fn basename(name: &str) -> &str {
+pub(crate) fn basename(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
@@ -918,7 +918,7 @@ fn check_tokens(tokens: &[Token]) -> Result<(), ShellError> {
 }
 
 /// Parser options for `grammar`; tilde expansion is reported at word start.
-fn parser_options(grammar: Grammar) -> ParserOptions {
+pub(crate) fn parser_options(grammar: Grammar) -> ParserOptions {
     ParserOptions {
         enable_extended_globbing: true,
         posix_mode: false,
@@ -930,12 +930,12 @@ fn parser_options(grammar: Grammar) -> ParserOptions {
 }
 
 /// Runs the parser, turning a panic inside it into a syntax error.
-fn guarded<T>(parse: impl FnOnce() -> T) -> Result<T, ShellError> {
+pub(crate) fn guarded<T>(parse: impl FnOnce() -> T) -> Result<T, ShellError> {
     catch_unwind(AssertUnwindSafe(parse))
         .map_err(|_| ShellError::Syntax("the shell parser failed on this script".to_owned()))
 }
 
-fn syntax_error(error: ParseError) -> ShellError {
+pub(crate) fn syntax_error(error: ParseError) -> ShellError {
     ShellError::Syntax(match error {
         ParseError::ParsingNear(position) => format!(
             "unexpected token at line {} column {}",
@@ -955,7 +955,7 @@ fn unsupported_extended_test() -> ShellError {
 }
 
 /// How many `$(`, `${` and `$[` sequences `text` contains.
-fn expansion_markers(text: &str) -> usize {
+pub(crate) fn expansion_markers(text: &str) -> usize {
     text.as_bytes()
         .windows(2)
         .filter(|pair| matches!(pair, [b'$', b'(' | b'{' | b'[']))
@@ -963,20 +963,20 @@ fn expansion_markers(text: &str) -> usize {
 }
 
 /// How many `(`, `{` and `[` characters `text` contains.
-fn brackets(text: &str) -> usize {
+pub(crate) fn brackets(text: &str) -> usize {
     text.chars()
         .filter(|c| matches!(c, '(' | '{' | '['))
         .count()
 }
 
 /// Whether `text` has a run of more digits than fit in a `u64`.
-fn has_long_digit_run(text: &str) -> bool {
+pub(crate) fn has_long_digit_run(text: &str) -> bool {
     text.split(|c: char| !c.is_ascii_digit())
         .any(|run| run.len() > 18)
 }
 
 /// `text`, shortened for an error message.
-fn snippet(text: &str) -> String {
+pub(crate) fn snippet(text: &str) -> String {
     if text.chars().count() <= MAX_SNIPPET_CHARS {
         text.to_owned()
     } else {

@@ -1,0 +1,263 @@
+//! The effects engine: one account of what a call does, computed before any
+//! rule runs, so a rule is written once against effects and holds for every
+//! tool and agent.
+//!
+//! A tool's manifest says how its arguments map to effects (`effects:` CEL
+//! expressions, evaluated by the dispatch path); [`compute`] turns those values
+//! into [`Effects`]: it analyses the shell script a call runs ([`shell`]) with
+//! the command [`catalog`], reads the patch it applies ([`patch`]), makes every
+//! path absolute and clean ([`paths`]) and every URL normalised ([`urls`]).
+//! What cannot be known exactly makes the account inexact and widens it: an
+//! unknown path is a pattern that stands for every path it could be.
+
+pub mod catalog;
+pub mod globs;
+pub mod literal;
+pub mod patch;
+pub mod paths;
+pub mod shell;
+pub mod urls;
+pub mod word;
+
+use serde::Serialize;
+
+pub use catalog::Catalog;
+pub use urls::Fetch;
+
+/// Everything a call may do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Effects {
+    /// Every command the call may run.
+    pub commands: Vec<Command>,
+    /// Absolute, cleaned paths or patterns it reads.
+    pub reads: Vec<String>,
+    /// Paths or patterns it creates, changes or deletes.
+    pub writes: Vec<String>,
+    /// Paths or patterns it deletes (also in `writes`).
+    pub deletes: Vec<String>,
+    /// `reads` and `writes` together.
+    pub paths: Vec<String>,
+    /// URLs it fetches or sends to.
+    pub fetches: Vec<Fetch>,
+    /// Some command runs code no rule can see.
+    pub runs_code: bool,
+    /// The account is exact: nothing was guessed.
+    pub exact: bool,
+    /// Why not, one sentence each.
+    pub unknown: Vec<String>,
+}
+
+impl Default for Effects {
+    fn default() -> Self {
+        Effects {
+            commands: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            deletes: Vec::new(),
+            paths: Vec::new(),
+            fetches: Vec::new(),
+            runs_code: false,
+            exact: true,
+            unknown: Vec::new(),
+        }
+    }
+}
+
+/// One command a call may run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Command {
+    /// The basename of what runs (`rm` for `sudo /bin/rm`).
+    pub program: String,
+    /// The program as written.
+    pub path: String,
+    /// The words after the wrappers, as written.
+    pub argv: Vec<String>,
+    /// The working folder (an absolute path or pattern).
+    pub cwd: String,
+    /// The commands that led to it (`["sudo", "sh -c"]`).
+    pub wrappers: Vec<String>,
+    /// The catalog has the program (and it is not the workspace's own).
+    pub known: bool,
+    /// The catalog says it changes nothing, and no option or effect says otherwise.
+    pub read_only: bool,
+    /// Every word literal, every option known.
+    pub exact: bool,
+    /// The subcommand path (`stash drop`), or `""`.
+    pub subcommand: String,
+    /// The options given, by their long names where they have one.
+    pub options: Vec<String>,
+    /// The operands, as written.
+    pub operands: Vec<String>,
+    /// Tags from the catalog and the options given.
+    pub tags: Vec<String>,
+    /// What this command reads.
+    pub reads: Vec<String>,
+    /// What it writes.
+    pub writes: Vec<String>,
+    /// What it deletes.
+    pub deletes: Vec<String>,
+    /// What it fetches.
+    pub fetches: Vec<Fetch>,
+    /// It runs code no rule can see.
+    pub runs_code: bool,
+    /// Its input or one of its words comes from a command that fetched.
+    pub fetched_input: bool,
+}
+
+/// What a tool's `effects:` expressions gave for one call; an `Err` is an
+/// expression that failed (the effect is then unknown and widened).
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    /// `shell`.
+    pub shell: Option<Result<String, String>>,
+    /// `cwd`.
+    pub cwd: Option<Result<String, String>>,
+    /// `reads`.
+    pub reads: Option<Result<Vec<String>, String>>,
+    /// `writes`.
+    pub writes: Option<Result<Vec<String>, String>>,
+    /// `fetches`.
+    pub fetches: Option<Result<Vec<String>, String>>,
+    /// `patch`.
+    pub patch: Option<Result<String, String>>,
+    /// `runs_code`.
+    pub runs_code: Option<Result<bool, String>>,
+}
+
+/// What effects are computed against.
+#[derive(Debug, Clone, Copy)]
+pub struct Env<'a> {
+    /// The command catalog.
+    pub catalog: &'a Catalog,
+    /// What `~` and `$HOME` mean.
+    pub home: &'a str,
+    /// `session.workspace`: the default working folder.
+    pub workspace: &'a str,
+}
+
+/// Computes a call's effects from its tool's evaluated `effects:` values.
+#[must_use]
+pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
+    let mut fx = Effects::default();
+    let workspace = paths::clean(&paths::escape(env.workspace));
+    let cwd = match &input.cwd {
+        None => workspace.clone(),
+        Some(Ok(c)) => paths::tool_path(c, &workspace, env.home),
+        Some(Err(e)) => {
+            fx.inexact(format!("the working folder is unknown: {e}"));
+            paths::ANY_PATH.to_string()
+        }
+    };
+    let list = |value: &Option<Result<Vec<String>, String>>,
+                what: &str,
+                fx: &mut Effects,
+                out: fn(&mut Effects) -> &mut Vec<String>| {
+        match value {
+            None => {}
+            Some(Ok(items)) => {
+                for p in items {
+                    let p = paths::tool_path(p, &cwd, env.home);
+                    out(fx).push(p);
+                }
+            }
+            Some(Err(e)) => {
+                fx.inexact(format!("the {what} are unknown: {e}"));
+                out(fx).push(paths::ANY_PATH.to_string());
+            }
+        }
+    };
+    list(&input.reads, "reads", &mut fx, |f| &mut f.reads);
+    list(&input.writes, "writes", &mut fx, |f| &mut f.writes);
+    match &input.fetches {
+        None => {}
+        Some(Ok(urls)) => {
+            for u in urls {
+                fx.fetches.push(urls::parse_fetch(u));
+            }
+        }
+        Some(Err(e)) => {
+            fx.inexact(format!("the fetches are unknown: {e}"));
+            fx.fetches.push(urls::parse_fetch("*"));
+        }
+    }
+    match &input.patch {
+        None => {}
+        Some(Ok(text)) => match patch::patch_files(text) {
+            Ok(files) => {
+                for p in &files.reads {
+                    fx.reads.push(paths::join(&cwd, &paths::escape(p)));
+                }
+                for p in &files.writes {
+                    fx.writes.push(paths::join(&cwd, &paths::escape(p)));
+                }
+                for p in &files.deletes {
+                    fx.deletes.push(paths::join(&cwd, &paths::escape(p)));
+                }
+            }
+            Err(e) => {
+                fx.inexact(format!("the patch does not parse: {e}"));
+                fx.writes.push(paths::ANY_PATH.to_string());
+            }
+        },
+        Some(Err(e)) => {
+            fx.inexact(format!("the patch is unknown: {e}"));
+            fx.writes.push(paths::ANY_PATH.to_string());
+        }
+    }
+    match &input.runs_code {
+        None | Some(Ok(false)) => {}
+        Some(Ok(true)) => fx.runs_code = true,
+        Some(Err(e)) => {
+            fx.inexact(format!("whether it runs code is unknown: {e}"));
+            fx.runs_code = true;
+        }
+    }
+    match &input.shell {
+        None => {}
+        Some(Ok(script)) => shell::analyse(script, &cwd, env, &mut fx),
+        Some(Err(e)) => {
+            fx.inexact(format!("the script is unknown: {e}"));
+            fx.runs_code = true;
+        }
+    }
+    fx.finish();
+    fx
+}
+
+impl Effects {
+    /// Records why the account is not exact.
+    pub fn inexact(&mut self, why: String) {
+        self.exact = false;
+        if self.unknown.len() < 32 && !self.unknown.contains(&why) {
+            self.unknown.push(why);
+        }
+    }
+
+    /// Folds the commands' effects in, deduplicates, and fills `paths`.
+    fn finish(&mut self) {
+        for c in &self.commands {
+            self.reads.extend(c.reads.iter().cloned());
+            self.writes.extend(c.writes.iter().cloned());
+            self.deletes.extend(c.deletes.iter().cloned());
+            self.fetches.extend(c.fetches.iter().cloned());
+            self.runs_code |= c.runs_code;
+            self.exact &= c.exact;
+        }
+        for d in self.deletes.clone() {
+            self.writes.push(d);
+        }
+        dedup(&mut self.reads);
+        dedup(&mut self.writes);
+        dedup(&mut self.deletes);
+        let mut seen = std::collections::HashSet::new();
+        self.fetches.retain(|f| seen.insert(f.url.clone()));
+        self.paths = self.reads.iter().chain(&self.writes).cloned().collect();
+        dedup(&mut self.paths);
+    }
+}
+
+/// Removes repeats, keeping the first of each.
+pub(crate) fn dedup(v: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    v.retain(|s| seen.insert(s.clone()));
+}

@@ -1,0 +1,2030 @@
+//! Shell analysis: every command a script may run, what each one reads,
+//! writes, deletes and fetches, and whether it runs code no rule can see.
+//!
+//! The script is parsed with [`brush_parser`] (behind the same guards as the
+//! literal view in [`super::literal`]). Commands are found across lists,
+//! pipelines, subshells, groups, loops, functions, `$(…)`, backticks, `<(…)`
+//! and here-documents that expand; behind every wrapper the catalog knows
+//! (kind `command`); inside literal scripts given to a `script` kind. Literal
+//! `cd` moves the working folder: a `cd` that may fail leaves both folders
+//! possible (`cd x; rm -rf .` may remove the folder it started in), and every
+//! later relative path is resolved against each. A word with an expansion is a
+//! pattern ([`Word::to_path`]) and makes its command inexact; quoted text, a
+//! here-document's body and a variable's value are never read as commands.
+
+use std::collections::HashSet;
+
+use brush_parser::ast;
+use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+
+use super::catalog::{Kind, Spec, assign};
+use super::literal::{
+    Grammar, MAX_NESTING, MAX_SCRIPT_BYTES, MAX_SCRIPT_DEPTH, guarded, parser_options, snippet,
+};
+use super::paths::{self, ANY_PATH};
+use super::urls;
+use super::word::{Part, Word};
+use super::{Command, Effects, Env};
+
+/// Most commands listed for one call.
+const MAX_COMMANDS: usize = 512;
+/// Most working folders tracked at once; past it the folder is unknown.
+const MAX_CWDS: usize = 8;
+/// Most words looked at in one command.
+const MAX_WORDS: usize = 4096;
+
+/// Variables whose value a shell or a program evaluates as code or uses to
+/// find the code it runs.
+const CODE_VARS: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "PS1",
+    "PS2",
+    "PS4",
+    "PROMPT_COMMAND",
+    "PATH",
+    "IFS",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "LD_LIBRARY_PATH",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_ASKPASS",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_TEMPLATE_DIR",
+    "GIT_PROXY_COMMAND",
+    "SSH_ASKPASS",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "BROWSER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PYTHONSTARTUP",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "MAKEFLAGS",
+];
+/// Prefixes of such variables.
+const CODE_VAR_PREFIXES: &[&str] = &["BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"];
+/// Folders whose programs are the system's, not the workspace's.
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin/",
+    "/sbin/",
+    "/usr/bin/",
+    "/usr/sbin/",
+    "/usr/local/bin/",
+    "/usr/local/sbin/",
+    "/opt/homebrew/bin/",
+    "/opt/homebrew/sbin/",
+    "/usr/libexec/",
+    "/run/current-system/sw/bin/",
+];
+/// Redirection targets that are not files.
+const NOT_FILES: &[&str] = &[
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/zero",
+];
+/// Builtins that declare variables (a compound assignment with a substitution runs code).
+const DECLARATIONS: &[&str] = &["declare", "typeset", "local", "readonly", "export"];
+
+/// Whether assigning `name` can make something run code.
+#[must_use]
+pub fn is_code_var(name: &str) -> bool {
+    CODE_VARS.contains(&name) || CODE_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Analyses `script` run in `cwd` (an absolute pattern) into `fx`.
+pub fn analyse(script: &str, cwd: &str, env: &Env<'_>, fx: &mut Effects) {
+    let mut a = Analyzer {
+        env,
+        fx,
+        functions: HashSet::new(),
+        tainted: Vec::new(),
+    };
+    let cwds = vec![cwd.to_string()];
+    a.script(script, &cwds, &[], false, 0);
+}
+
+/// The working folders a shell may be in after a command: when it succeeded,
+/// and when it failed. An empty set: that way does not go on (`exit`).
+#[derive(Debug, Clone)]
+struct Flow {
+    ok: Vec<String>,
+    fail: Vec<String>,
+}
+
+impl Flow {
+    fn same(cwds: &[String]) -> Flow {
+        Flow {
+            ok: cwds.to_vec(),
+            fail: cwds.to_vec(),
+        }
+    }
+}
+
+fn union(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out = a.to_vec();
+    for x in b {
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    if out.len() > MAX_CWDS {
+        return vec![ANY_PATH.to_string()];
+    }
+    out
+}
+
+/// Work deferred until the command that causes it is recorded.
+enum Nested {
+    /// A command it runs (wrappers, `find -exec`).
+    Command(Vec<Word>),
+    /// A literal script it runs.
+    Script(String),
+}
+
+struct Analyzer<'e, 'f> {
+    env: &'e Env<'e>,
+    fx: &'f mut Effects,
+    /// Functions the script defines: calling one runs its body, already listed.
+    functions: HashSet<String>,
+    /// Files written by commands that fetched: running one runs fetched code.
+    tainted: Vec<String>,
+}
+
+impl Analyzer<'_, '_> {
+    fn home(&self) -> &str {
+        self.env.home
+    }
+
+    fn full(&mut self) -> bool {
+        if self.fx.commands.len() >= MAX_COMMANDS {
+            self.fx
+                .inexact(format!("the script runs more than {MAX_COMMANDS} commands"));
+            self.fx.runs_code = true;
+            return true;
+        }
+        false
+    }
+
+    fn unparsable(&mut self, why: String) {
+        self.fx.inexact(format!("the script does not parse: {why}"));
+        self.fx.runs_code = true;
+    }
+
+    /// Analyses a script; the folders after it.
+    fn script(
+        &mut self,
+        text: &str,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+    ) -> Flow {
+        if depth > MAX_SCRIPT_DEPTH {
+            self.unparsable("scripts run scripts too deeply".to_string());
+            return Flow::same(cwds);
+        }
+        if text.len() > MAX_SCRIPT_BYTES {
+            self.unparsable(format!("it is longer than {MAX_SCRIPT_BYTES} bytes"));
+            return Flow::same(cwds);
+        }
+        if text.contains('\0') {
+            self.unparsable("it contains a NUL character".to_string());
+            return Flow::same(cwds);
+        }
+        let mut grammars = vec![Grammar::Bash];
+        // bash and POSIX sh read these differently (`a &>f b`): take both.
+        if text.contains("&>") || text.contains("|&") {
+            grammars.push(Grammar::Posix);
+        }
+        let mut flow: Option<Flow> = None;
+        for grammar in grammars {
+            let program = match parse(text, grammar) {
+                Ok(p) => p,
+                Err(why) => {
+                    self.unparsable(why);
+                    return Flow::same(cwds);
+                }
+            };
+            let mut f = Flow::same(cwds);
+            let mut cur = cwds.to_vec();
+            for list in &program.complete_commands {
+                f = self.list(list, &cur, wrappers, stdin, depth);
+                cur = union(&f.ok, &f.fail);
+            }
+            flow = Some(match flow {
+                None => f,
+                Some(prev) => Flow {
+                    ok: union(&prev.ok, &f.ok),
+                    fail: union(&prev.fail, &f.fail),
+                },
+            });
+        }
+        flow.unwrap_or_else(|| Flow::same(cwds))
+    }
+
+    fn list(
+        &mut self,
+        list: &ast::CompoundList,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+    ) -> Flow {
+        let mut cur = cwds.to_vec();
+        let mut last = Flow::same(cwds);
+        for ast::CompoundListItem(and_or, separator) in &list.0 {
+            let f = self.and_or(and_or, &cur, wrappers, stdin, depth);
+            match separator {
+                // In the background: a `cd` there moves nothing here.
+                ast::SeparatorOperator::Async => last = Flow::same(&cur),
+                ast::SeparatorOperator::Sequence => {
+                    cur = union(&f.ok, &f.fail);
+                    last = f;
+                }
+            }
+        }
+        last
+    }
+
+    fn and_or(
+        &mut self,
+        list: &ast::AndOrList,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+    ) -> Flow {
+        let mut f = self.pipeline(&list.first, cwds, wrappers, stdin, depth);
+        for next in &list.additional {
+            f = match next {
+                ast::AndOr::And(p) => {
+                    let from = if f.ok.is_empty() { cwds } else { &f.ok };
+                    let r = self.pipeline(p, &from.to_vec(), wrappers, stdin, depth);
+                    Flow {
+                        ok: r.ok,
+                        fail: union(&f.fail, &r.fail),
+                    }
+                }
+                ast::AndOr::Or(p) => {
+                    let from = if f.fail.is_empty() { cwds } else { &f.fail };
+                    let r = self.pipeline(p, &from.to_vec(), wrappers, stdin, depth);
+                    Flow {
+                        ok: union(&f.ok, &r.ok),
+                        fail: r.fail,
+                    }
+                }
+            };
+        }
+        f
+    }
+
+    fn pipeline(
+        &mut self,
+        pipeline: &ast::Pipeline,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+    ) -> Flow {
+        let f = if pipeline.seq.len() == 1 {
+            self.command(&pipeline.seq[0], cwds, wrappers, stdin, depth)
+        } else {
+            // Each part runs in a subshell; what one fetched flows into the next.
+            let mut taint = stdin;
+            for command in &pipeline.seq {
+                let before = self.fx.commands.len();
+                self.command(command, cwds, wrappers, taint, depth);
+                taint |= self.fx.commands[before..]
+                    .iter()
+                    .any(|c| !c.fetches.is_empty() || c.fetched_input);
+            }
+            Flow::same(cwds)
+        };
+        if pipeline.bang {
+            Flow {
+                ok: f.fail,
+                fail: f.ok,
+            }
+        } else {
+            f
+        }
+    }
+
+    fn command(
+        &mut self,
+        command: &ast::Command,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+    ) -> Flow {
+        if self.full() {
+            return Flow::same(cwds);
+        }
+        match command {
+            ast::Command::Simple(simple) => self.simple(simple, cwds, wrappers, stdin, depth),
+            ast::Command::Compound(compound, redirects) => {
+                let mut pending = Pending::default();
+                for r in redirects.iter().flat_map(|l| &l.0) {
+                    self.redirect(r, cwds, wrappers, depth, &mut pending);
+                }
+                self.pending_into_call(pending);
+                self.compound(compound, cwds, wrappers, stdin, depth)
+            }
+            ast::Command::Function(def) => {
+                if let Some(name) = self.word(&def.fname, cwds, wrappers, depth).literal() {
+                    self.functions.insert(name);
+                }
+                let mut pending = Pending::default();
+                for r in def.body.1.iter().flat_map(|l| &l.0) {
+                    self.redirect(r, cwds, wrappers, depth, &mut pending);
+                }
+                self.pending_into_call(pending);
+                // The body may run whenever the function is called.
+                self.compound(&def.body.0, cwds, wrappers, stdin, depth);
+                Flow::same(cwds)
+            }
+            ast::Command::ExtendedTest(test, _) => {
+                self.extended_test(&test.expr, cwds, wrappers, depth);
+                Flow::same(cwds)
+            }
+        }
+    }
+
+    fn extended_test(
+        &mut self,
+        expr: &ast::ExtendedTestExpr,
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+    ) {
+        match expr {
+            ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                self.extended_test(a, cwds, wrappers, depth);
+                self.extended_test(b, cwds, wrappers, depth);
+            }
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.extended_test(a, cwds, wrappers, depth);
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, w) => {
+                self.word(w, cwds, wrappers, depth);
+            }
+            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
+                self.word(a, cwds, wrappers, depth);
+                self.word(b, cwds, wrappers, depth);
+            }
+        }
+    }
+
+    fn compound(
+        &mut self,
+        compound: &ast::CompoundCommand,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+    ) -> Flow {
+        match compound {
+            ast::CompoundCommand::Arithmetic(a) => {
+                self.hidden_text(&a.expr.value, "an arithmetic command");
+                Flow::same(cwds)
+            }
+            ast::CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.hidden_text(&e.value, "an arithmetic loop");
+                }
+                let body = self.list(&f.body.list, cwds, wrappers, stdin, depth);
+                Flow::same(&union(cwds, &union(&body.ok, &body.fail)))
+            }
+            ast::CompoundCommand::BraceGroup(g) => self.list(&g.list, cwds, wrappers, stdin, depth),
+            ast::CompoundCommand::Subshell(s) => {
+                self.list(&s.list, cwds, wrappers, stdin, depth);
+                Flow::same(cwds)
+            }
+            ast::CompoundCommand::ForClause(f) => {
+                for w in f.values.iter().flatten() {
+                    self.word(w, cwds, wrappers, depth);
+                }
+                let body = self.list(&f.body.list, cwds, wrappers, stdin, depth);
+                Flow::same(&union(cwds, &union(&body.ok, &body.fail)))
+            }
+            ast::CompoundCommand::CaseClause(c) => {
+                self.word(&c.value, cwds, wrappers, depth);
+                let mut all = cwds.to_vec();
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(p, cwds, wrappers, depth);
+                    }
+                    if let Some(body) = &item.cmd {
+                        let f = self.list(body, cwds, wrappers, stdin, depth);
+                        all = union(&all, &union(&f.ok, &f.fail));
+                    }
+                }
+                Flow::same(&all)
+            }
+            ast::CompoundCommand::IfClause(c) => {
+                let cond = self.list(&c.condition, cwds, wrappers, stdin, depth);
+                let then = self.list(&c.then, &cond.ok, wrappers, stdin, depth);
+                let mut all = union(&then.ok, &then.fail);
+                let mut otherwise = cond.fail.clone();
+                let mut has_else = false;
+                for branch in c.elses.iter().flatten() {
+                    match &branch.condition {
+                        Some(cond) => {
+                            let f = self.list(cond, &otherwise, wrappers, stdin, depth);
+                            let body = self.list(&branch.body, &f.ok, wrappers, stdin, depth);
+                            all = union(&all, &union(&body.ok, &body.fail));
+                            otherwise = f.fail;
+                        }
+                        None => {
+                            has_else = true;
+                            let body = self.list(&branch.body, &otherwise, wrappers, stdin, depth);
+                            all = union(&all, &union(&body.ok, &body.fail));
+                        }
+                    }
+                }
+                if !has_else {
+                    all = union(&all, &otherwise);
+                }
+                Flow::same(&all)
+            }
+            ast::CompoundCommand::WhileClause(c) | ast::CompoundCommand::UntilClause(c) => {
+                let cond = self.list(&c.0, cwds, wrappers, stdin, depth);
+                let body = self.list(
+                    &c.1.list,
+                    &union(&cond.ok, &cond.fail),
+                    wrappers,
+                    stdin,
+                    depth,
+                );
+                Flow::same(&union(
+                    cwds,
+                    &union(&union(&cond.ok, &cond.fail), &union(&body.ok, &body.fail)),
+                ))
+            }
+            ast::CompoundCommand::Coprocess(c) => {
+                self.command(&c.body, cwds, wrappers, stdin, depth);
+                Flow::same(cwds)
+            }
+        }
+    }
+
+    /// Text the shell evaluates (arithmetic): a substitution inside runs code.
+    fn hidden_text(&mut self, text: &str, what: &str) {
+        if text.contains("$(") || text.contains('`') || text.contains('[') {
+            self.fx.inexact(format!(
+                "{what} `{}` may run commands no rule can see",
+                snippet(text)
+            ));
+            self.fx.runs_code = true;
+        }
+    }
+
+    fn simple(
+        &mut self,
+        simple: &ast::SimpleCommand,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+    ) -> Flow {
+        let mut words = Vec::new();
+        let mut assigns: Vec<(String, Word)> = Vec::new();
+        let mut pending = Pending::default();
+        let mut compound_assign = false;
+        let mut items: Vec<&ast::CommandPrefixOrSuffixItem> = Vec::new();
+        items.extend(simple.prefix.iter().flat_map(|p| &p.0));
+        let prefix_len = items.len();
+        items.extend(simple.suffix.iter().flat_map(|s| &s.0));
+        let mut name_seen = false;
+        for (i, item) in items.iter().enumerate() {
+            if i == prefix_len
+                && let Some(w) = &simple.word_or_name
+            {
+                words.push(self.word(w, cwds, wrappers, depth));
+                name_seen = true;
+            }
+            match item {
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => {
+                    self.redirect(r, cwds, wrappers, depth, &mut pending);
+                }
+                ast::CommandPrefixOrSuffixItem::Word(w) => {
+                    words.push(self.word(w, cwds, wrappers, depth));
+                }
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                    let name = match &a.name {
+                        ast::AssignmentName::VariableName(n) => n.clone(),
+                        ast::AssignmentName::ArrayElementName(n, index) => {
+                            self.hidden_text(&format!("[{index}]"), "an array subscript");
+                            n.clone()
+                        }
+                    };
+                    let value = match &a.value {
+                        ast::AssignmentValue::Scalar(v) => self.word(v, cwds, wrappers, depth),
+                        ast::AssignmentValue::Array(elements) => {
+                            compound_assign = true;
+                            for (key, value) in elements {
+                                if let Some(k) = key {
+                                    self.hidden_text(&k.value, "an array subscript");
+                                }
+                                self.word(value, cwds, wrappers, depth);
+                            }
+                            Word::unknown(&w.value)
+                        }
+                    };
+                    if i < prefix_len && !name_seen {
+                        assigns.push((name, value));
+                    } else {
+                        // An argument of `export`, `declare`, …
+                        let mut word = self.word(w, cwds, wrappers, depth);
+                        word.fetched |= value.fetched;
+                        words.push(word);
+                        if is_code_var(&name) {
+                            self.code_var(&name);
+                        }
+                    }
+                }
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
+                    words.push(self.process_substitution(sub, cwds, wrappers, depth));
+                }
+            }
+        }
+        if !name_seen && let Some(w) = &simple.word_or_name {
+            words.push(self.word(w, cwds, wrappers, depth));
+        }
+        for (name, _) in &assigns {
+            if is_code_var(name) {
+                self.code_var(name);
+            }
+        }
+        if words.is_empty() {
+            // Only assignments and redirections: nothing runs.
+            self.pending_into_call(pending);
+            return Flow::same(cwds);
+        }
+        if compound_assign
+            && words
+                .first()
+                .and_then(Word::literal)
+                .is_some_and(|n| DECLARATIONS.contains(&n.as_str()))
+        {
+            self.fx
+                .inexact("a compound array declaration evaluates its values".to_string());
+            self.fx.runs_code = true;
+        }
+        let fetched_assign = assigns.iter().any(|(_, v)| v.fetched);
+        self.run(
+            words,
+            cwds,
+            wrappers,
+            stdin || fetched_assign,
+            depth,
+            pending,
+        )
+    }
+
+    fn code_var(&mut self, name: &str) {
+        self.fx.inexact(format!(
+            "it sets `{name}`, which makes programs run code no rule can see"
+        ));
+        self.fx.runs_code = true;
+    }
+
+    fn process_substitution(
+        &mut self,
+        sub: &ast::SubshellCommand,
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+    ) -> Word {
+        let before = self.fx.commands.len();
+        self.list(&sub.list, cwds, wrappers, false, depth + 1);
+        let fetched = self.fx.commands[before..]
+            .iter()
+            .any(|c| !c.fetches.is_empty() || c.fetched_input);
+        Word {
+            raw: "<(…)".to_string(),
+            parts: vec![Part::Lit("/dev/fd/".into()), Part::Glob("*".into())],
+            fetched,
+        }
+    }
+
+    /// Records a redirection's effect.
+    fn redirect(
+        &mut self,
+        r: &ast::IoRedirect,
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+        pending: &mut Pending,
+    ) {
+        match r {
+            ast::IoRedirect::File(_, kind, target) => {
+                let word = match target {
+                    ast::IoFileRedirectTarget::Filename(w) => self.word(w, cwds, wrappers, depth),
+                    ast::IoFileRedirectTarget::Fd(_) => return,
+                    ast::IoFileRedirectTarget::Duplicate(w) => {
+                        let word = self.word(w, cwds, wrappers, depth);
+                        if let Some(l) = word.literal() {
+                            let digits = l.strip_suffix('-').unwrap_or(&l);
+                            if l == "-"
+                                || (!digits.is_empty()
+                                    && digits.bytes().all(|b| b.is_ascii_digit()))
+                            {
+                                return;
+                            }
+                        }
+                        word
+                    }
+                    ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                        let w = self.process_substitution(sub, cwds, wrappers, depth);
+                        pending.fetched |= w.fetched;
+                        return;
+                    }
+                };
+                if !word.is_literal() {
+                    pending.inexact.push(format!(
+                        "`{}` in a redirection is not literal",
+                        snippet(&word.raw)
+                    ));
+                }
+                if word
+                    .literal()
+                    .is_some_and(|l| NOT_FILES.contains(&l.as_str()) || l.starts_with("/dev/fd/"))
+                {
+                    return;
+                }
+                let targets: Vec<String> =
+                    cwds.iter().map(|c| word.to_path(c, self.home())).collect();
+                match kind {
+                    ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::DuplicateInput => {
+                        pending.reads.extend(targets);
+                    }
+                    ast::IoFileRedirectKind::ReadAndWrite => {
+                        pending.reads.extend(targets.iter().cloned());
+                        pending.writes.extend(targets);
+                    }
+                    _ => pending.writes.extend(targets),
+                }
+            }
+            ast::IoRedirect::OutputAndError(w, _) => {
+                let word = self.word(w, cwds, wrappers, depth);
+                if word
+                    .literal()
+                    .is_some_and(|l| NOT_FILES.contains(&l.as_str()))
+                {
+                    return;
+                }
+                if !word.is_literal() {
+                    pending.inexact.push(format!(
+                        "`{}` in a redirection is not literal",
+                        snippet(&word.raw)
+                    ));
+                }
+                let targets: Vec<String> =
+                    cwds.iter().map(|c| word.to_path(c, self.home())).collect();
+                pending.writes.extend(targets);
+            }
+            ast::IoRedirect::HereString(_, w) => {
+                let word = self.word(w, cwds, wrappers, depth);
+                pending.fetched |= word.fetched;
+            }
+            ast::IoRedirect::HereDocument(_, doc) => {
+                if doc.requires_expansion
+                    && (doc.doc.value.contains("$(")
+                        || doc.doc.value.contains('`')
+                        || doc.doc.value.contains("${"))
+                {
+                    // Quotes are not special in a here-document: escape them so
+                    // that a substitution inside `'…'` is still found.
+                    let text = doc
+                        .doc
+                        .value
+                        .replace('\\', "\\\\")
+                        .replace('\'', "\\'")
+                        .replace('"', "\\\"");
+                    let text = text.replace("\\\\$", "\\$").replace("\\\\`", "\\`");
+                    let word = self.word_text(&text, cwds, wrappers, depth, true);
+                    pending.fetched |= word.fetched;
+                }
+            }
+        }
+    }
+
+    /// Effects of redirections that belong to no command.
+    fn pending_into_call(&mut self, pending: Pending) {
+        for why in pending.inexact {
+            self.fx.inexact(why);
+        }
+        self.fx.reads.extend(pending.reads);
+        self.fx.writes.extend(pending.writes);
+    }
+
+    fn word(&mut self, w: &ast::Word, cwds: &[String], wrappers: &[String], depth: usize) -> Word {
+        self.word_text(&w.value, cwds, wrappers, depth, false)
+    }
+
+    /// Reads a word's text into parts, analysing the commands it substitutes.
+    fn word_text(
+        &mut self,
+        raw: &str,
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+        quoted: bool,
+    ) -> Word {
+        let options = parser_options(Grammar::Bash);
+        let pieces = match guarded(|| brush_parser::word::parse(raw, &options)) {
+            Ok(Ok(p)) => p,
+            _ => {
+                self.fx
+                    .inexact(format!("the word `{}` does not parse", snippet(raw)));
+                self.fx.runs_code |= raw.contains("$(") || raw.contains('`');
+                return Word {
+                    raw: raw.to_string(),
+                    parts: vec![Part::Unknown { quoted: false }],
+                    fetched: false,
+                };
+            }
+        };
+        let mut word = Word {
+            raw: raw.to_string(),
+            parts: Vec::new(),
+            fetched: false,
+        };
+        for piece in &pieces {
+            self.piece(piece, raw, quoted, cwds, wrappers, depth, &mut word);
+        }
+        // Merge neighbouring literal parts.
+        let mut merged: Vec<Part> = Vec::new();
+        for p in word.parts.drain(..) {
+            match (merged.last_mut(), p) {
+                (Some(Part::Lit(a)), Part::Lit(b)) => a.push_str(&b),
+                (_, p) => merged.push(p),
+            }
+        }
+        if merged.is_empty() {
+            merged.push(Part::Lit(String::new()));
+        }
+        word.parts = merged;
+        word
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "the walk's context, passed down")]
+    fn piece(
+        &mut self,
+        piece: &WordPieceWithSource,
+        raw: &str,
+        quoted: bool,
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+        out: &mut Word,
+    ) {
+        match &piece.piece {
+            WordPiece::Text(s) => {
+                if quoted {
+                    out.parts.push(Part::Lit(s.clone()));
+                } else {
+                    split_globs(s, &mut out.parts);
+                }
+            }
+            WordPiece::SingleQuotedText(s) => out.parts.push(Part::Lit(s.clone())),
+            WordPiece::AnsiCQuotedText(s) => out.parts.push(Part::Lit(ansi_c(s))),
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                for p in inner {
+                    self.piece(p, raw, true, cwds, wrappers, depth, out);
+                }
+            }
+            WordPiece::TildeExpansion(t) => out.parts.push(match t {
+                TildeExpr::Home => Part::Home,
+                TildeExpr::WorkingDir => Part::Cwd,
+                TildeExpr::UserHome(user) if user == "root" => Part::Lit("/root".into()),
+                _ => Part::Unknown { quoted },
+            }),
+            WordPiece::ParameterExpansion(pe) => {
+                let source = raw.get(piece.start_index..piece.end_index).unwrap_or(raw);
+                let part = self.parameter(pe, source, quoted, cwds, wrappers, depth, out);
+                out.parts.push(part);
+            }
+            WordPiece::CommandSubstitution(text)
+            | WordPiece::BackquotedCommandSubstitution(text) => {
+                let text = if matches!(piece.piece, WordPiece::BackquotedCommandSubstitution(_)) {
+                    text.replace("\\`", "`")
+                        .replace("\\$", "$")
+                        .replace("\\\\", "\\")
+                } else {
+                    text.clone()
+                };
+                let before = self.fx.commands.len();
+                self.script(&text, cwds, wrappers, false, depth + 1);
+                out.fetched |= self.fx.commands[before..]
+                    .iter()
+                    .any(|c| !c.fetches.is_empty() || c.fetched_input);
+                out.parts.push(Part::Unknown { quoted });
+            }
+            WordPiece::EscapeSequence(s) => {
+                let lit: String = s.chars().skip(1).filter(|c| *c != '\n').collect();
+                out.parts.push(Part::Lit(lit));
+            }
+            WordPiece::ArithmeticExpression(e) => {
+                self.hidden_text(&e.value, "an arithmetic expansion");
+                out.parts.push(Part::Unknown { quoted });
+            }
+        }
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "the walk's context, passed down")]
+    fn parameter(
+        &mut self,
+        pe: &ParameterExpr,
+        source: &str,
+        quoted: bool,
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+        out: &mut Word,
+    ) -> Part {
+        let nested = match pe {
+            ParameterExpr::Parameter {
+                parameter,
+                indirect,
+            } => {
+                if !indirect && let Parameter::Named(n) = parameter {
+                    match n.as_str() {
+                        "HOME" => return Part::Home,
+                        "PWD" => return Part::Cwd,
+                        _ => {}
+                    }
+                }
+                None
+            }
+            ParameterExpr::UseDefaultValues { default_value, .. }
+            | ParameterExpr::AssignDefaultValues { default_value, .. } => default_value.clone(),
+            ParameterExpr::IndicateErrorIfNullOrUnset { error_message, .. } => {
+                error_message.clone()
+            }
+            ParameterExpr::UseAlternativeValue {
+                alternative_value, ..
+            } => alternative_value.clone(),
+            _ => {
+                if source.matches("$(").count() + source.matches('`').count() > 0 {
+                    self.hidden_text(source, "a parameter expansion");
+                }
+                None
+            }
+        };
+        if let Some(text) = nested {
+            let w = self.word_text(&text, cwds, wrappers, depth + 1, quoted);
+            out.fetched |= w.fetched;
+        }
+        if source.contains('[') {
+            // `${a[$(cmd)]}`: the subscript is arithmetic.
+            self.hidden_text(source, "an array subscript");
+        }
+        Part::Unknown { quoted }
+    }
+
+    /// Interprets one simple command's words with the catalog and records it.
+    fn run(
+        &mut self,
+        mut words: Vec<Word>,
+        cwds: &[String],
+        wrappers: &[String],
+        stdin: bool,
+        depth: usize,
+        pending: Pending,
+    ) -> Flow {
+        if self.full() {
+            return Flow::same(cwds);
+        }
+        words.truncate(MAX_WORDS);
+        let mut c = Command {
+            program: String::new(),
+            path: words[0].raw.clone(),
+            argv: words.iter().map(|w| w.raw.clone()).collect(),
+            cwd: cwds
+                .first()
+                .cloned()
+                .unwrap_or_else(|| ANY_PATH.to_string()),
+            wrappers: wrappers.to_vec(),
+            known: true,
+            read_only: false,
+            exact: pending.inexact.is_empty(),
+            subcommand: String::new(),
+            options: Vec::new(),
+            operands: Vec::new(),
+            tags: Vec::new(),
+            reads: pending.reads,
+            writes: pending.writes,
+            deletes: Vec::new(),
+            fetches: Vec::new(),
+            runs_code: false,
+            fetched_input: pending.fetched || words.iter().any(|w| w.fetched),
+        };
+        for why in pending.inexact {
+            self.fx.inexact(why);
+        }
+        let mut flow = Flow::same(cwds);
+        let mut nested: Vec<Nested> = Vec::new();
+        let mut reasons: Vec<String> = Vec::new();
+        let Some(name) = words[0].literal() else {
+            // `$CMD args`: any program, doing anything to its operands.
+            c.program = "*".into();
+            c.known = false;
+            c.runs_code = true;
+            reasons.push(format!(
+                "the program `{}` is not literal",
+                snippet(&words[0].raw)
+            ));
+            for w in &words[1..] {
+                self.unknown_operand(w, cwds, &mut c, true);
+            }
+            self.record(c, reasons, nested, cwds, stdin, depth);
+            return flow;
+        };
+        let base = name.rsplit('/').next().unwrap_or(&name).to_string();
+        c.program = base.clone();
+        let own_program = name.contains('/') && !is_system_program(&name);
+        if own_program {
+            c.known = false;
+            c.runs_code = true;
+            reasons.push(format!(
+                "`{}` is a program of its own, not a known command",
+                snippet(&name)
+            ));
+        }
+        for w in &words[1..] {
+            if !w.is_literal() {
+                reasons.push(format!(
+                    "`{}` in the arguments of `{base}` is not literal",
+                    snippet(&w.raw)
+                ));
+                break;
+            }
+        }
+        if self.functions.contains(&name) {
+            c.read_only = true;
+            c.tags.push("function".into());
+            self.record(c, reasons, nested, cwds, stdin, depth);
+            return flow;
+        }
+        // Builtins that move the shell.
+        match base.as_str() {
+            "cd" | "pushd" if !own_program => {
+                let args: Vec<&Word> = words[1..]
+                    .iter()
+                    .filter(|w| {
+                        !w.literal()
+                            .is_some_and(|l| l.starts_with('-') && l.len() > 1)
+                    })
+                    .collect();
+                let target: Vec<String> = match args.first() {
+                    None => vec![paths::escape(self.home())],
+                    Some(w) if w.literal().as_deref() == Some("-") => vec![ANY_PATH.to_string()],
+                    Some(w) => cwds.iter().map(|cwd| w.to_path(cwd, self.home())).collect(),
+                };
+                c.read_only = true;
+                c.known = true;
+                c.reads.clear();
+                flow = Flow {
+                    ok: union(&target, &[]),
+                    fail: cwds.to_vec(),
+                };
+                c.operands = words[1..].iter().map(|w| w.raw.clone()).collect();
+                self.record(c, reasons, nested, cwds, stdin, depth);
+                return flow;
+            }
+            "popd" if !own_program => {
+                c.read_only = true;
+                flow = Flow {
+                    ok: vec![ANY_PATH.to_string()],
+                    fail: cwds.to_vec(),
+                };
+                self.record(c, reasons, nested, cwds, stdin, depth);
+                return flow;
+            }
+            "exit" | "return" | "exec" if words.len() == 1 || base != "exec" => {
+                if base != "exec" {
+                    c.read_only = true;
+                    self.record(c, reasons, nested, cwds, stdin, depth);
+                    return Flow {
+                        ok: Vec::new(),
+                        fail: Vec::new(),
+                    };
+                }
+            }
+            "trap" | "alias" if !own_program => {
+                c.runs_code = true;
+                reasons.push(format!("`{base}` stores code the shell runs later"));
+                let scripts = hidden_scripts(&base, &words[1..]);
+                for s in scripts {
+                    match s.literal() {
+                        Some(text) => nested.push(Nested::Script(text)),
+                        None => reasons.push(format!("the code given to `{base}` is not literal")),
+                    }
+                }
+                self.record(c, reasons, nested, cwds, stdin, depth);
+                return flow;
+            }
+            _ => {}
+        }
+        let Some(spec) = self.env.catalog.get(&base).cloned() else {
+            c.known = false;
+            c.runs_code = true;
+            reasons.push(format!("unknown command `{}`", snippet(&base)));
+            for w in &words[1..] {
+                self.unknown_operand(w, cwds, &mut c, false);
+            }
+            self.record(c, reasons, nested, cwds, stdin, depth);
+            return flow;
+        };
+        let mut ctx = SpecRun {
+            cwds: cwds.to_vec(),
+            recursive: false,
+            layout: None,
+            not_read_only: false,
+            code_given: false,
+            options_unknown: false,
+            operand: false,
+        };
+        self.apply_spec(
+            &spec,
+            &words[1..],
+            &mut c,
+            &mut ctx,
+            &mut nested,
+            &mut reasons,
+            true,
+        );
+        if spec_stdin_code(&spec, &c) && !ctx.code_given {
+            c.runs_code = true;
+            c.fetched_input |= stdin;
+        }
+        if ctx.options_unknown {
+            c.tags.push("unknown-options".into());
+        }
+        if let Some(first) = ctx.cwds.first() {
+            c.cwd = first.clone();
+        }
+        self.record(c, reasons, nested, cwds, stdin, depth);
+        flow
+    }
+
+    /// An operand of a program nobody knows: it may read and write it (and,
+    /// when not even the program is known, delete it).
+    fn unknown_operand(&mut self, w: &Word, cwds: &[String], c: &mut Command, delete: bool) {
+        let lit = w.lit_prefix();
+        let target = if lit.starts_with('-') {
+            match lit.find('=') {
+                Some(eq) => w.drop_prefix(eq + 1),
+                None if w.is_literal() => return,
+                None => w.clone(),
+            }
+        } else {
+            w.clone()
+        };
+        for cwd in cwds {
+            let p = target.to_path(cwd, self.home());
+            c.reads.push(p.clone());
+            c.writes.push(p.clone());
+            if delete {
+                c.deletes.push(p);
+            }
+        }
+    }
+
+    /// Applies a specification (and its subcommands) to the words after the program.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the command being built and its context"
+    )]
+    fn apply_spec(
+        &mut self,
+        spec: &Spec,
+        args: &[Word],
+        c: &mut Command,
+        ctx: &mut SpecRun,
+        nested: &mut Vec<Nested>,
+        reasons: &mut Vec<String>,
+        top: bool,
+    ) {
+        if top {
+            c.read_only = spec.read_only;
+        } else {
+            c.read_only = spec.read_only;
+            c.subcommand = if c.subcommand.is_empty() {
+                spec.name.clone()
+            } else {
+                format!("{} {}", c.subcommand, spec.name)
+            };
+        }
+        c.tags.extend(spec.tags.iter().cloned());
+        let parsed = spec.parse_words(args);
+        reasons.extend(parsed.unknown.iter().cloned());
+        ctx.options_unknown |= parsed.options_unknown;
+        if parsed.options_unknown {
+            ctx.recursive = true;
+        }
+        // Options first: they set the folder, the layout and recursion.
+        let mut values: Vec<(Kind, Word)> = Vec::new();
+        for (index, value) in &parsed.options {
+            let opt = spec.option(*index);
+            c.options.push(opt.name.clone());
+            c.tags.extend(opt.tags.iter().cloned());
+            ctx.recursive |= opt.recursive;
+            ctx.not_read_only |= opt.not_read_only;
+            if opt.runs_code {
+                c.runs_code = true;
+            }
+            if let Some(layout) = &opt.operands {
+                ctx.layout = Some(layout.clone());
+            }
+            if let (Some(kind), Some(v)) = (opt.value, value) {
+                if kind == Kind::Cwd {
+                    ctx.cwds = ctx
+                        .cwds
+                        .iter()
+                        .map(|cwd| v.to_path(cwd, self.home()))
+                        .collect();
+                } else {
+                    values.push((kind, v.clone()));
+                }
+            }
+        }
+        for (_, words) in &parsed.commands {
+            nested.push(Nested::Command(words.clone()));
+        }
+        if !spec.subcommands.is_empty() {
+            let Some((first, rest)) = parsed.operands.split_first() else {
+                for (kind, v) in values {
+                    self.apply_kind(kind, &v, c, ctx, nested, reasons);
+                }
+                return;
+            };
+            for (kind, v) in values {
+                self.apply_kind(kind, &v, c, ctx, nested, reasons);
+            }
+            match first.literal().and_then(|n| spec.subcommand(&n).cloned()) {
+                Some(sub) => self.apply_spec(&sub, rest, c, ctx, nested, reasons, false),
+                None => {
+                    reasons.push(format!(
+                        "unknown subcommand `{}` of `{}`",
+                        snippet(&first.raw),
+                        c.program
+                    ));
+                    c.runs_code = true;
+                    c.read_only = false;
+                    for w in rest {
+                        self.unknown_operand(w, &ctx.cwds.clone(), c, false);
+                    }
+                }
+            }
+            return;
+        }
+        for (kind, v) in values {
+            self.apply_kind(kind, &v, c, ctx, nested, reasons);
+        }
+        let layout = ctx.layout.clone().unwrap_or_else(|| spec.operands.clone());
+        let mut operands: &[Word] = &parsed.operands;
+        c.operands.extend(operands.iter().map(|w| w.raw.clone()));
+        let mut layout: &[super::catalog::Slot] = &layout;
+        if layout.first().is_some_and(|s| s.kind == Kind::Assignments) {
+            let n = operands.iter().take_while(|w| is_assignment(w)).count();
+            for w in &operands[..n] {
+                if let Some((name, _)) = w.lit_prefix().split_once('=')
+                    && is_code_var(name)
+                {
+                    reasons.push(format!(
+                        "it sets `{name}`, which makes programs run code no rule can see"
+                    ));
+                    c.runs_code = true;
+                }
+            }
+            operands = &operands[n..];
+            layout = &layout[1..];
+        }
+        let (mut kinds, overflow) = assign(layout, operands.len());
+        if ctx.code_given {
+            // `sh -c SCRIPT arg0 …`, `python -c CODE arg`: the operands are its arguments.
+            for k in &mut kinds {
+                if *k == Kind::Code {
+                    *k = Kind::Value;
+                }
+            }
+        }
+        if overflow {
+            reasons.push(format!(
+                "`{}` has more operands than its specification knows",
+                c.program
+            ));
+        }
+        ctx.operand = true;
+        if kinds.contains(&Kind::Script) {
+            let script_words: Vec<&Word> = operands
+                .iter()
+                .zip(&kinds)
+                .filter(|(_, k)| **k == Kind::Script)
+                .map(|(w, _)| w)
+                .collect();
+            for (w, k) in operands.iter().zip(&kinds) {
+                if *k != Kind::Script {
+                    self.apply_kind(*k, w, c, ctx, nested, reasons);
+                }
+            }
+            self.script_words(&script_words, c, ctx, nested, reasons);
+        } else if let Some(start) = kinds.iter().position(|k| *k == Kind::Command) {
+            for (w, k) in operands[..start].iter().zip(&kinds) {
+                self.apply_kind(*k, w, c, ctx, nested, reasons);
+            }
+            let mut inner: Vec<Word> = operands[start..].to_vec();
+            if c.program == "xargs" {
+                inner.push(Word::unknown("(input)"));
+            }
+            ctx.code_given = true;
+            nested.push(Nested::Command(inner));
+        } else {
+            for (w, k) in operands.iter().zip(&kinds) {
+                self.apply_kind(*k, w, c, ctx, nested, reasons);
+            }
+        }
+        ctx.operand = false;
+        self.special(c, ctx, &parsed.operands, reasons);
+        if ctx.not_read_only
+            || !c.writes.is_empty()
+            || !c.deletes.is_empty()
+            || !c.fetches.is_empty()
+            || c.runs_code
+        {
+            c.read_only = false;
+        }
+    }
+
+    fn script_words(
+        &mut self,
+        words: &[&Word],
+        c: &mut Command,
+        ctx: &mut SpecRun,
+        nested: &mut Vec<Nested>,
+        reasons: &mut Vec<String>,
+    ) {
+        if words.is_empty() {
+            return;
+        }
+        ctx.code_given = true;
+        let texts: Option<Vec<String>> = words.iter().map(|w| w.literal()).collect();
+        c.fetched_input |= words.iter().any(|w| w.fetched);
+        match texts {
+            Some(t) => nested.push(Nested::Script(t.join(" "))),
+            None => {
+                c.runs_code = true;
+                reasons.push(format!(
+                    "the script given to `{}` is not literal",
+                    c.program
+                ));
+            }
+        }
+    }
+
+    /// The effect of one option value or operand.
+    fn apply_kind(
+        &mut self,
+        kind: Kind,
+        w: &Word,
+        c: &mut Command,
+        ctx: &mut SpecRun,
+        nested: &mut Vec<Nested>,
+        reasons: &mut Vec<String>,
+    ) {
+        let home = self.home().to_string();
+        let paths_of = |w: &Word, ctx: &SpecRun| -> Vec<String> {
+            ctx.cwds.iter().map(|cwd| w.to_path(cwd, &home)).collect()
+        };
+        match kind {
+            Kind::Value | Kind::Pattern | Kind::Assignments => {}
+            Kind::Read | Kind::Write | Kind::Delete => {
+                if w.literal().as_deref() == Some("-") {
+                    return;
+                }
+                for p in paths_of(w, ctx) {
+                    let tree = ctx.recursive.then(|| tree_of(&p));
+                    let list = match kind {
+                        Kind::Read => &mut c.reads,
+                        Kind::Write => &mut c.writes,
+                        _ => &mut c.deletes,
+                    };
+                    list.push(p.clone());
+                    if let Some(t) = tree {
+                        list.push(t);
+                    }
+                }
+            }
+            Kind::Cwd => ctx.cwds = paths_of(w, ctx),
+            Kind::Fetch => c.fetches.push(match w.literal() {
+                Some(u) => urls::parse_fetch(&u),
+                None => {
+                    let mut f = urls::parse_fetch("*");
+                    f.url = w.raw.clone();
+                    f
+                }
+            }),
+            Kind::Host => c.fetches.push(match w.literal() {
+                Some(h) => urls::parse_fetch(&format!("ssh://{h}")),
+                None => urls::parse_fetch("*"),
+            }),
+            Kind::RevPath => {
+                let lit = w.lit_prefix();
+                if let Some((_, path)) = lit.split_once(':') {
+                    let offset = lit.len() - path.len();
+                    let rest = w.drop_prefix(offset);
+                    if !rest.literal().is_some_and(|p| p.is_empty()) {
+                        c.reads.extend(paths_of(&rest, ctx));
+                    }
+                } else if !w.is_literal() {
+                    c.reads.push(ANY_PATH.to_string());
+                }
+            }
+            Kind::Command => nested.push(Nested::Command(vec![w.clone()])),
+            Kind::Script => self.script_words(&[w], c, ctx, nested, reasons),
+            Kind::Code => {
+                ctx.code_given = true;
+                c.runs_code = true;
+                c.fetched_input |= w.fetched;
+                if ctx.operand {
+                    for p in paths_of(w, ctx) {
+                        if self.tainted.contains(&p) {
+                            c.fetched_input = true;
+                        }
+                        c.reads.push(p);
+                    }
+                }
+            }
+            Kind::Sql => match w.literal() {
+                Some(sql) if !sql_destroys(&sql) => {}
+                Some(_) => c.tags.push("destructive".into()),
+                None => {
+                    c.tags.push("destructive".into());
+                    reasons.push(format!("the SQL given to `{}` is not literal", c.program));
+                }
+            },
+        }
+    }
+
+    /// Program-specific readings the format does not express.
+    fn special(
+        &mut self,
+        c: &mut Command,
+        ctx: &mut SpecRun,
+        operands: &[Word],
+        reasons: &mut Vec<String>,
+    ) {
+        let home = self.home().to_string();
+        match c.program.as_str() {
+            "dd" => {
+                for w in operands {
+                    let lit = w.lit_prefix();
+                    for (key, write) in [("if=", false), ("of=", true)] {
+                        if lit.starts_with(key) {
+                            let target = w.drop_prefix(key.len());
+                            if target
+                                .literal()
+                                .is_some_and(|l| NOT_FILES.contains(&l.as_str()))
+                            {
+                                continue;
+                            }
+                            for cwd in &ctx.cwds {
+                                let p = target.to_path(cwd, &home);
+                                if write {
+                                    c.writes.push(p);
+                                } else {
+                                    c.reads.push(p);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            "curl" => {
+                // `-d @file`, `--data-binary @file`, `-F name=@file`, `-T file`.
+                for (i, a) in c.argv.iter().enumerate() {
+                    let value = a
+                        .strip_prefix('@')
+                        .or_else(|| a.split_once("=@").map(|(_, f)| f))
+                        .or_else(|| a.split_once("=<").map(|(_, f)| f));
+                    if i > 0
+                        && let Some(file) = value
+                        && !file.is_empty()
+                        && file != "-"
+                    {
+                        for cwd in &ctx.cwds {
+                            c.reads.push(paths::join(cwd, &paths::escape(file)));
+                        }
+                    }
+                }
+                if c.options
+                    .iter()
+                    .any(|o| o == "--remote-name" || o == "--remote-name-all")
+                {
+                    for f in &c.fetches.clone() {
+                        let name = f.path.rsplit('/').next().unwrap_or_default();
+                        for cwd in &ctx.cwds {
+                            c.writes.push(if name.is_empty() {
+                                format!("{cwd}/*")
+                            } else {
+                                paths::join(cwd, &paths::escape(name))
+                            });
+                        }
+                    }
+                }
+            }
+            "find" => {
+                // find walks every start point (the working folder by default).
+                let starts: Vec<String> = if operands.is_empty() {
+                    ctx.cwds.clone()
+                } else {
+                    c.reads
+                        .iter()
+                        .filter(|r| !r.ends_with("/**"))
+                        .cloned()
+                        .collect()
+                };
+                if operands.is_empty() {
+                    c.reads.extend(starts.iter().cloned());
+                }
+                for s in &starts {
+                    c.reads.push(tree_of(s));
+                }
+                let filtered = c.options.iter().any(|o| {
+                    matches!(
+                        o.as_str(),
+                        "-name"
+                            | "-iname"
+                            | "-path"
+                            | "-ipath"
+                            | "-wholename"
+                            | "-iwholename"
+                            | "-regex"
+                            | "-iregex"
+                            | "-type"
+                            | "-newer"
+                            | "-mtime"
+                            | "-mmin"
+                            | "-size"
+                            | "-user"
+                            | "-group"
+                            | "-perm"
+                            | "-empty"
+                            | "-links"
+                    )
+                });
+                if c.options.iter().any(|o| o == "-delete") {
+                    c.deletes.retain(|d| !starts.contains(d) || !filtered);
+                    for s in &starts {
+                        c.deletes.push(tree_of(s));
+                    }
+                    c.deletes.retain(|d| !(filtered && starts.contains(d)));
+                }
+            }
+            "git" if c.subcommand == "push" => {
+                if operands
+                    .iter()
+                    .any(|w| w.lit_prefix().starts_with('+') || w.lit_prefix().starts_with(':'))
+                {
+                    c.tags.push("vcs-lose".into());
+                }
+            }
+            "tar" => {
+                let creates = c
+                    .options
+                    .iter()
+                    .any(|o| o == "--create" || o == "--append" || o == "--update");
+                let extracts = c.options.iter().any(|o| o == "--extract" || o == "--get");
+                if creates {
+                    // The archive (`-f`) is written, not read.
+                    let archive: Vec<String> = c.reads.drain(..).collect();
+                    let files: Vec<String> = operands
+                        .iter()
+                        .flat_map(|w| {
+                            ctx.cwds
+                                .iter()
+                                .map(|cwd| w.to_path(cwd, &home))
+                                .collect::<Vec<_>>()
+                        })
+                        .collect();
+                    for p in archive {
+                        if files.contains(&p) {
+                            c.reads.push(p);
+                        } else {
+                            c.writes.push(p);
+                        }
+                    }
+                    for p in files {
+                        c.reads.push(p.clone());
+                        c.reads.push(tree_of(&p));
+                    }
+                }
+                if extracts {
+                    for cwd in &ctx.cwds {
+                        c.writes.push(tree_of(cwd));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let _ = reasons;
+    }
+
+    /// Records a command, then analyses what it runs.
+    fn record(
+        &mut self,
+        mut c: Command,
+        reasons: Vec<String>,
+        nested: Vec<Nested>,
+        cwds: &[String],
+        stdin: bool,
+        depth: usize,
+    ) {
+        if !reasons.is_empty() {
+            c.exact = false;
+        }
+        for why in reasons {
+            self.fx.inexact(why);
+        }
+        for d in c.deletes.clone() {
+            if !c.writes.contains(&d) {
+                c.writes.push(d);
+            }
+        }
+        super::dedup(&mut c.reads);
+        super::dedup(&mut c.writes);
+        super::dedup(&mut c.deletes);
+        super::dedup(&mut c.tags);
+        if !c.fetches.is_empty() {
+            // Files a fetching command writes hold fetched data.
+            self.tainted.extend(c.writes.iter().cloned());
+        }
+        let mut wrappers = c.wrappers.clone();
+        let program = c.program.clone();
+        let cwd_for_nested = cwds.to_vec();
+        let start_points: Vec<String> = if program == "find" {
+            c.reads
+                .iter()
+                .filter(|r| !r.ends_with("/**"))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let fetched = c.fetched_input;
+        self.fx.commands.push(c);
+        for n in nested {
+            match n {
+                Nested::Command(mut words) => {
+                    if words.is_empty() {
+                        continue;
+                    }
+                    if program == "find" {
+                        // `{}` is each path found: below the start points.
+                        let found = match start_points.as_slice() {
+                            [] => ANY_PATH.to_string(),
+                            [one] => tree_of(one),
+                            many => format!(
+                                "{{{}}}",
+                                many.iter()
+                                    .map(|p| tree_of(p))
+                                    .collect::<Vec<_>>()
+                                    .join(",")
+                            ),
+                        };
+                        for w in &mut words {
+                            if w.raw.contains("{}") {
+                                *w = Word::pattern("{}", found.clone());
+                            }
+                        }
+                    }
+                    wrappers.push(program.clone());
+                    self.run(
+                        words,
+                        &cwd_for_nested,
+                        &wrappers,
+                        stdin || fetched,
+                        depth,
+                        Pending::default(),
+                    );
+                    wrappers.pop();
+                }
+                Nested::Script(text) => {
+                    wrappers.push(format!("{program} -c"));
+                    self.script(
+                        &text,
+                        &cwd_for_nested,
+                        &wrappers,
+                        stdin || fetched,
+                        depth + 1,
+                    );
+                    wrappers.pop();
+                }
+            }
+        }
+    }
+}
+
+/// How one command's specification is being applied.
+struct SpecRun {
+    cwds: Vec<String>,
+    recursive: bool,
+    layout: Option<Vec<super::catalog::Slot>>,
+    not_read_only: bool,
+    code_given: bool,
+    options_unknown: bool,
+    /// The word being applied is an operand (not an option's value).
+    operand: bool,
+}
+
+/// Redirection effects waiting for their command.
+#[derive(Default)]
+struct Pending {
+    reads: Vec<String>,
+    writes: Vec<String>,
+    inexact: Vec<String>,
+    fetched: bool,
+}
+
+fn spec_stdin_code(spec: &Spec, _c: &Command) -> bool {
+    spec.stdin_code
+}
+
+/// `DIR/**` for a path (a pattern stays what it is when it already covers trees).
+fn tree_of(p: &str) -> String {
+    if p == "/" {
+        ANY_PATH.to_string()
+    } else if p.ends_with("/**") {
+        p.to_string()
+    } else {
+        format!("{p}/**")
+    }
+}
+
+fn is_system_program(path: &str) -> bool {
+    let clean = paths::clean(path);
+    SYSTEM_DIRS.iter().any(|d| clean.starts_with(d)) && !clean.contains("..")
+}
+
+fn is_assignment(w: &Word) -> bool {
+    let lit = w.lit_prefix();
+    match lit.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// The code `trap` and `alias` store.
+fn hidden_scripts(builtin: &str, args: &[Word]) -> Vec<Word> {
+    match builtin {
+        "trap" => {
+            let args: Vec<&Word> = args.iter().collect();
+            let args = match args.split_first() {
+                Some((first, rest)) if first.literal().as_deref() == Some("--") => rest.to_vec(),
+                Some((first, _))
+                    if first.lit_prefix().starts_with('-') && first.lit_prefix().len() > 1 =>
+                {
+                    return Vec::new();
+                }
+                _ => args,
+            };
+            match args.first() {
+                Some(a)
+                    if a.literal().is_some_and(|l| {
+                        l == "-" || (!l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()))
+                    }) =>
+                {
+                    Vec::new()
+                }
+                Some(a) => vec![(*a).clone()],
+                None => Vec::new(),
+            }
+        }
+        _ => args
+            .iter()
+            .filter(|a| !a.lit_prefix().starts_with('-'))
+            .filter_map(|a| {
+                let lit = a.lit_prefix();
+                lit.find('=').map(|eq| a.drop_prefix(eq + 1))
+            })
+            .collect(),
+    }
+}
+
+/// Whether SQL text drops, truncates, deletes or alters.
+fn sql_destroys(sql: &str) -> bool {
+    let upper = sql.to_ascii_uppercase();
+    upper
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|w| {
+            matches!(
+                w,
+                "DROP" | "TRUNCATE" | "DELETE" | "ALTER" | "UPDATE" | "GRANT" | "REVOKE"
+            )
+        })
+}
+
+/// Splits unquoted text into literal and glob parts.
+fn split_globs(s: &str, out: &mut Vec<Part>) {
+    let chars: Vec<char> = s.chars().collect();
+    let mut lit = String::new();
+    let mut i = 0;
+    let flush = |lit: &mut String, out: &mut Vec<Part>| {
+        if !lit.is_empty() {
+            out.push(Part::Lit(std::mem::take(lit)));
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '*' | '?' => {
+                // extglob `*(…)`, `?(…)`: anything.
+                if chars.get(i + 1) == Some(&'(')
+                    && let Some(end) = find_close(&chars, i + 1, '(', ')')
+                {
+                    flush(&mut lit, out);
+                    out.push(Part::Glob("*".into()));
+                    i = end + 1;
+                    continue;
+                }
+                flush(&mut lit, out);
+                out.push(Part::Glob(c.to_string()));
+                i += 1;
+            }
+            '+' | '@' | '!' if chars.get(i + 1) == Some(&'(') => {
+                if let Some(end) = find_close(&chars, i + 1, '(', ')') {
+                    flush(&mut lit, out);
+                    out.push(Part::Glob("*".into()));
+                    i = end + 1;
+                } else {
+                    lit.push(c);
+                    i += 1;
+                }
+            }
+            '[' => {
+                let mut j = i + 1;
+                if matches!(chars.get(j), Some('!' | '^')) {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    j += 1;
+                }
+                if j < chars.len() {
+                    flush(&mut lit, out);
+                    let body: String = chars[i + 1..j].iter().collect();
+                    let body = match body.strip_prefix('^') {
+                        Some(rest) => format!("!{rest}"),
+                        None => body,
+                    };
+                    out.push(Part::Glob(format!("[{body}]")));
+                    i = j + 1;
+                } else {
+                    lit.push(c);
+                    i += 1;
+                }
+            }
+            '{' => match find_close(&chars, i, '{', '}') {
+                Some(end) => {
+                    let body: String = chars[i + 1..end].iter().collect();
+                    let nested = body.contains('{');
+                    let alternatives = top_level_commas(&body);
+                    if body.contains("..") && !alternatives {
+                        flush(&mut lit, out);
+                        out.push(Part::Glob("*".into()));
+                    } else if alternatives && !nested {
+                        flush(&mut lit, out);
+                        out.push(Part::Glob(format!("{{{body}}}")));
+                    } else if alternatives {
+                        flush(&mut lit, out);
+                        out.push(Part::Glob("*".into()));
+                    } else {
+                        lit.extend(&chars[i..=end]);
+                    }
+                    i = end + 1;
+                }
+                None => {
+                    lit.push(c);
+                    i += 1;
+                }
+            },
+            _ => {
+                lit.push(c);
+                i += 1;
+            }
+        }
+    }
+    flush(&mut lit, out);
+}
+
+fn find_close(chars: &[char], open_at: usize, open: char, close: char) -> Option<usize> {
+    let mut depth = 0usize;
+    for (j, &c) in chars.iter().enumerate().skip(open_at) {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth = depth.saturating_sub(1);
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+fn top_level_commas(body: &str) -> bool {
+    let mut depth = 0usize;
+    for c in body.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Decodes the escapes of an ANSI-C quoted string (`$'\x72m'` is `rm`).
+fn ansi_c(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let mut number = |radix: u32, max: usize, first: Option<char>| -> Option<char> {
+            let mut digits = String::new();
+            if let Some(f) = first {
+                digits.push(f);
+            }
+            while digits.len() < max {
+                match chars.peek() {
+                    Some(d) if d.is_digit(radix) => {
+                        digits.push(*d);
+                        chars.next();
+                    }
+                    _ => break,
+                }
+            }
+            u32::from_str_radix(&digits, radix)
+                .ok()
+                .and_then(char::from_u32)
+        };
+        let decoded = match e {
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'n' => Some('\n'),
+            'r' => Some('\r'),
+            't' => Some('\t'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            'x' => number(16, 2, None),
+            'u' => number(16, 4, None),
+            'U' => number(16, 8, None),
+            '0'..='7' => number(8, 3, Some(e)),
+            'c' => chars
+                .next()
+                .map(|x| char::from_u32((x as u32) & 0x1f).unwrap_or(x)),
+            other => {
+                out.push('\\');
+                Some(other)
+            }
+        };
+        if let Some(d) = decoded {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// Tokenizes and parses a script behind the guards.
+fn parse(text: &str, grammar: Grammar) -> Result<ast::Program, String> {
+    let options = parser_options(grammar);
+    let tokens =
+        guarded(|| brush_parser::uncached_tokenize_str(text, &options.tokenizer_options()))
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+    check_tokens(&tokens)?;
+    guarded(|| brush_parser::parse_tokens(&tokens, &options))
+        .map_err(|e| e.to_string())?
+        .map_err(|e| super::literal::syntax_error(e).to_string())
+}
+
+/// Bounds the parser's work: nesting depth, `((` (the parser backtracks
+/// exponentially on it), and fd numbers it cannot hold.
+fn check_tokens(tokens: &[brush_parser::Token]) -> Result<(), String> {
+    use brush_parser::Token;
+    let mut depth = 0usize;
+    let mut previous: Option<&Token> = None;
+    for token in tokens {
+        match token {
+            Token::Operator(op, _) => {
+                match op.as_str() {
+                    "(" => {
+                        if matches!(previous, Some(Token::Operator(p, _)) if p == "(") {
+                            return Err(
+                                "arithmetic commands `(( … ))` are not analysed".to_string()
+                            );
+                        }
+                        depth += 1;
+                    }
+                    ")" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                if let Some(Token::Word(word, _)) = previous
+                    && op.starts_with(['<', '>'])
+                    && word.len() > 9
+                    && word.bytes().all(|b| b.is_ascii_digit())
+                {
+                    return Err(format!("file descriptor `{}` is too large", snippet(word)));
+                }
+            }
+            Token::Word(word, _) => {
+                if word.contains(['$', '`'])
+                    && super::literal::brackets(word) > super::literal::MAX_WORD_BRACKETS
+                {
+                    return Err("a word nests too deeply".to_string());
+                }
+                if word.contains('~') && super::literal::has_long_digit_run(word) {
+                    return Err("a tilde prefix with a huge number".to_string());
+                }
+                match word.as_str() {
+                    "{" | "if" | "while" | "until" | "for" | "select" | "case" | "coproc" => {
+                        depth += 1
+                    }
+                    "}" | "fi" | "done" | "esac" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        if depth > MAX_NESTING {
+            return Err("it nests too deeply".to_string());
+        }
+        previous = Some(token);
+    }
+    if super::literal::expansion_markers(
+        &tokens
+            .iter()
+            .map(brush_parser::Token::to_str)
+            .collect::<Vec<_>>()
+            .join(" "),
+    ) > 4 * super::literal::MAX_EXPANSION_MARKERS
+    {
+        return Err("it has too many substitutions".to_string());
+    }
+    Ok(())
+}

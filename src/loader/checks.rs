@@ -1,0 +1,142 @@
+//! Checks that need every file: relax rules against tools, `tools:` globs, example calls.
+
+use super::*;
+
+impl Builder {
+    /// Checks that need every file: relax rules against tools, connect timeouts.
+    pub(super) fn cross_checks(&mut self) {
+        let default_timeout = self.settings.connect_timeout;
+        for s in &mut self.servers {
+            if s.connect_timeout.is_zero() {
+                s.connect_timeout = default_timeout;
+            }
+        }
+        for rule in &self.rules {
+            if rule.kind != RuleKind::Relax {
+                continue;
+            }
+            let matched: Vec<&ToolDef> = self
+                .tools
+                .iter()
+                .filter(|t| rule.tools.is_match(&t.name))
+                .collect();
+            let denied: Vec<&str> = matched
+                .iter()
+                .filter(|t| t.safety.permission == Permission::Deny)
+                .map(|t| t.name.as_str())
+                .collect();
+            if !denied.is_empty() {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::RelaxOnDeny,
+                        format!(
+                            "relax rule `{}` matches {} whose permission is `deny`",
+                            rule.id,
+                            backticked(&denied)
+                        ),
+                    )
+                    .at(rule.origin.location())
+                    .label("nothing relaxes a deny")
+                    .help("narrow the rule's `tools:` so it matches only tools whose permission is `prompt`"),
+                );
+            } else if !matched.is_empty()
+                && matched
+                    .iter()
+                    .all(|t| t.safety.permission == Permission::Allow)
+                && !self.could_match_mcp(&rule.tool_patterns)
+            {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::RelaxNoop,
+                        format!(
+                            "relax rule `{}` matches only tools that are already `allow`",
+                            rule.id
+                        ),
+                    )
+                    .at(rule.origin.location())
+                    .label("never changes a decision")
+                    .help(
+                        "point `tools:` at tools whose permission is `prompt`, or remove the rule",
+                    ),
+                );
+            }
+        }
+        let mut unknown = Vec::new();
+        for rule in &self.rules {
+            for (pattern, at) in &rule.tool_patterns {
+                let Ok(g) = Glob::new(pattern) else { continue };
+                let m = g.compile_matcher();
+                if self.tools.iter().any(|t| m.is_match(&t.name))
+                    || self.could_match_mcp(std::slice::from_ref(&(pattern.clone(), at.clone())))
+                {
+                    continue;
+                }
+                let help = match closest(pattern, self.tools.iter().map(|t| t.name.as_str())) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "`tools:` globs are matched against final tool names (MCP tools are named by `settings.mcp_name_format`)".to_string(),
+                };
+                unknown.push(
+                    Diagnostic::new(
+                        Code::UnknownToolPattern,
+                        format!(
+                            "`{pattern}` in the `tools:` of `{}` matches no tool",
+                            rule.id
+                        ),
+                    )
+                    .at(at.location())
+                    .help(help),
+                );
+            }
+        }
+        self.diags.extend(unknown);
+        let mut calls = Vec::new();
+        for rule in &self.rules {
+            for ex in &rule.examples {
+                calls.push((ex.call.tool.clone(), ex.origin.clone()));
+            }
+        }
+        // Tests may name unknown tools on purpose (to test the rejection); examples may not.
+        for (tool, at) in calls {
+            if self.tools.iter().any(|t| t.name == tool) || self.could_be_mcp_tool(&tool) {
+                continue;
+            }
+            let help = match closest(&tool, self.tools.iter().map(|t| t.name.as_str())) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "name a tool declared in a manifest".to_string(),
+            };
+            self.diags.push(
+                Diagnostic::new(Code::InvalidCall, format!("call to unknown tool `{tool}`"))
+                    .at(at.location())
+                    .help(help),
+            );
+        }
+    }
+
+    /// The literal name prefix of each server's MCP tools: `mcp__{server}__`.
+    pub(super) fn mcp_prefixes(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .map(|s| crate::registry::mcp_name_prefix(&self.settings.mcp_name_format, &s.name))
+            .collect()
+    }
+
+    /// Whether a glob could match some MCP tool name of a declared server.
+    pub(super) fn could_match_mcp(&self, patterns: &[(String, Origin)]) -> bool {
+        let prefixes = self.mcp_prefixes();
+        patterns.iter().any(|(p, _)| {
+            let literal: String = p
+                .chars()
+                .take_while(|c| !matches!(c, '*' | '?' | '[' | '{'))
+                .collect();
+            prefixes
+                .iter()
+                .any(|pre| pre.starts_with(&literal) || literal.starts_with(pre.as_str()))
+        })
+    }
+
+    pub(super) fn could_be_mcp_tool(&self, name: &str) -> bool {
+        self.mcp_prefixes()
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
+    }
+}

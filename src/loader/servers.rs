@@ -1,0 +1,153 @@
+//! The `servers:` section: MCP servers and the safety the host imposes on them.
+
+use super::*;
+
+impl Builder {
+    pub(super) fn server(&mut self, file: &SourceFile, raw: &RawServer) {
+        let here = origin(file, &raw.name);
+        let name = raw.name.value.clone();
+        if !valid_server_name(&name) {
+            self.diags.push(
+                Diagnostic::new(Code::InvalidValue, format!("invalid server name `{name}`"))
+                    .at(here.location())
+                    .help("server names are lowercase: `[a-z0-9][a-z0-9_-]*`"),
+            );
+        }
+        if let Some(first) = self.servers.iter().find(|s| s.name == name) {
+            self.diags.push(
+                Diagnostic::new(Code::DuplicateTool, format!("duplicate server `{name}`"))
+                    .at(here.location())
+                    .help(format!(
+                        "first declared at {}:{}",
+                        first.origin.file.name,
+                        first.origin.line()
+                    )),
+            );
+        }
+        let transport = raw.transport.value;
+        match transport {
+            Transport::Stdio => {
+                if raw.command.is_none() {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("stdio server `{name}` has no `command`"),
+                        )
+                        .at(origin(file, &raw.transport).location())
+                        .help("a stdio server is a program to start: add `command:` (and `args:`)"),
+                    );
+                }
+                if let Some(u) = &raw.url {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("stdio server `{name}` has a `url`"),
+                        )
+                        .at(origin(file, u).location())
+                        .help("`url` is for `transport: http` or `sse`"),
+                    );
+                }
+            }
+            Transport::Http | Transport::Sse => {
+                if raw.url.is_none() {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("server `{name}` has no `url`"),
+                        )
+                        .at(origin(file, &raw.transport).location())
+                        .help("an http or sse server is reached at a `url:`"),
+                    );
+                }
+                if let Some(c) = &raw.command {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("server `{name}` has a `command` but is not stdio"),
+                        )
+                        .at(origin(file, c).location())
+                        .help("`command` is for `transport: stdio`"),
+                    );
+                }
+            }
+        }
+        let mut env = BTreeMap::new();
+        for (k, v) in &raw.env {
+            self.check_literal_secret(file, k, v, "environment variable");
+            env.insert(k.clone(), self.env_string(file, v, "`env`"));
+        }
+        let mut headers = BTreeMap::new();
+        for (k, v) in &raw.headers {
+            self.check_literal_secret(file, k, v, "header");
+            headers.insert(k.clone(), self.env_string(file, v, "`headers`"));
+        }
+        let url = raw.url.as_ref().map(|u| self.env_string(file, u, "`url`"));
+        let connect_timeout = match &raw.connect_timeout {
+            Some(t) => match parse_duration(&t.value) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.diags.push(
+                        Diagnostic::new(Code::InvalidValue, e).at(origin(file, t).location()),
+                    );
+                    self.settings.connect_timeout
+                }
+            },
+            // INVARIANT: settings are read before servers only within one file; a
+            // zero duration marks "use settings.connect_timeout" and is resolved in cross_checks.
+            None => Duration::ZERO,
+        };
+        let default_include = [Spanned::new(
+            "*".to_string(),
+            raw.name.referenced,
+            raw.name.defined,
+        )];
+        let include_src: Vec<&Spanned<String>> = match &raw.include {
+            Some(v) => v.iter().collect(),
+            None => default_include.iter().collect(),
+        };
+        let (include, include_written) = name_globset(self, file, include_src);
+        let (exclude, _) = name_globset(self, file, raw.exclude.iter());
+        let base = Safety {
+            side_effect: SideEffect::Network,
+            permission: Permission::Prompt,
+            reason: None,
+        };
+        let safety = Self::partial_safety(raw.safety.as_ref(), &base);
+        let mut overrides = Vec::new();
+        for o in &raw.overrides {
+            let (tools, written) = name_globset(self, file, o.tools.iter());
+            let s = Self::partial_safety(o.safety.as_ref(), &safety);
+            let at = o
+                .tools
+                .first()
+                .map_or_else(|| here.clone(), |t| origin(file, t));
+            let effects = o
+                .effects
+                .as_ref()
+                .map(|e| Arc::new(self.effects(file, e, &format!("server `{name}`'s override"))));
+            overrides.push(Override {
+                effects,
+                patterns: written.into_iter().map(|(p, _)| p).collect(),
+                tools,
+                safety: s,
+                origin: at,
+            });
+        }
+        self.servers.push(ServerDef {
+            name,
+            transport,
+            command: raw.command.as_ref().map(|c| c.value.clone()),
+            args: raw.args.clone(),
+            env,
+            url,
+            headers,
+            connect_timeout,
+            include_patterns: include_written.into_iter().map(|(p, _)| p).collect(),
+            include,
+            exclude,
+            safety,
+            overrides,
+            origin: here,
+        });
+    }
+}

@@ -1,0 +1,126 @@
+//! The `settings:` section: each key set in one file only.
+
+use super::*;
+
+impl Builder {
+    pub(super) fn setting<T>(
+        &mut self,
+        key: &'static str,
+        file: &SourceFile,
+        s: &Spanned<T>,
+    ) -> bool {
+        let here = origin(file, s);
+        if let Some(first) = self.settings_origin.get(key) {
+            self.diags.push(
+                Diagnostic::new(
+                    Code::SettingsConflict,
+                    format!("setting `{key}` is also set in `{}`", first.file.name),
+                )
+                .at(here.location())
+                .label("set again here")
+                .help(format!(
+                    "`{key}` is first set at {}:{}; keep it in one file",
+                    first.file.name,
+                    first.line()
+                )),
+            );
+            return false;
+        }
+        self.settings_origin.insert(key, here);
+        true
+    }
+
+    pub(super) fn settings(&mut self, file: &SourceFile, raw: &RawSettings) {
+        if let Some(v) = &raw.defer_threshold
+            && self.setting("defer_threshold", file, v)
+        {
+            self.settings.defer_threshold = v.value;
+        }
+        if let Some(v) = &raw.mcp_name_format
+            && self.setting("mcp_name_format", file, v)
+        {
+            if v.value.contains("{tool}") {
+                self.settings.mcp_name_format = v.value.clone();
+            } else {
+                self.diags.push(
+                    Diagnostic::new(Code::InvalidValue, "`mcp_name_format` has no `{tool}`")
+                        .at(origin(file, v).location())
+                        .help("MCP tools would all get the same name; include `{tool}`, e.g. `mcp__{server}__{tool}`"),
+                );
+            }
+        }
+        if let Some(v) = &raw.connect_timeout
+            && self.setting("connect_timeout", file, v)
+        {
+            match parse_duration(&v.value) {
+                Ok(d) => self.settings.connect_timeout = d,
+                Err(e) => self
+                    .diags
+                    .push(Diagnostic::new(Code::InvalidValue, e).at(origin(file, v).location())),
+            }
+        }
+        if let Some(v) = &raw.on_prompt
+            && self.setting("on_prompt", file, v)
+        {
+            self.settings.on_prompt = v.value;
+        }
+        if let Some(paths) = &raw.paths {
+            if let Some(h) = &paths.home
+                && self.setting("paths.home", file, h)
+            {
+                let value = self.env_string(file, h, "`paths.home`");
+                match value.resolve(|n| std::env::var(n).ok()) {
+                    Ok(home) if home.starts_with('/') => {
+                        self.settings.home = crate::effects::paths::clean(&home);
+                    }
+                    Ok(home) => self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("`paths.home` is `{home}`, not an absolute path"),
+                        )
+                        .at(origin(file, h).location())
+                        .help("write an absolute folder, or `${env:HOME}`"),
+                    ),
+                    Err(e) => self.diags.push(
+                        Diagnostic::new(Code::InvalidEnvReference, format!("`paths.home`: {e}"))
+                            .at(origin(file, h).location())
+                            .help("set the variable, or write the folder itself"),
+                    ),
+                }
+            }
+            if let Some(c) = &paths.case_insensitive
+                && self.setting("paths.case_insensitive", file, c)
+            {
+                self.settings.case_insensitive = match c.value {
+                    crate::model::CaseFolding::Auto => crate::policy::host_folds_case(),
+                    crate::model::CaseFolding::Fixed(b) => b,
+                };
+            }
+        }
+        if let Some(secrets) = &raw.secrets {
+            for p in &secrets.patterns {
+                match regex::Regex::new(&p.value) {
+                    Ok(_) => self.settings.secret_patterns.push(p.value.clone()),
+                    Err(e) => self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidRegex,
+                            format!("invalid secret pattern `{}`", p.value),
+                        )
+                        .at(origin(file, p).location())
+                        .label(
+                            e.to_string()
+                                .lines()
+                                .last()
+                                .unwrap_or("")
+                                .trim()
+                                .to_string(),
+                        ),
+                    ),
+                }
+            }
+            for e in &secrets.env {
+                self.settings.secret_env.push(e.value.clone());
+            }
+        }
+    }
+}
