@@ -24,6 +24,8 @@ pub const FUNCTIONS: &[&str] = &[
     "path_matches",
     "path_overlaps",
     "path_is_tree",
+    "path_is_pattern",
+    "path_ancestors",
     "url_host",
     "ip_in",
     "path_clean",
@@ -239,6 +241,16 @@ fn parsed_shell(script: &Arc<String>) -> ShellResult {
     result
 }
 
+fn workspace_of(ftx: &FunctionContext, name: &str) -> Result<Arc<String>, ExecutionError> {
+    match ftx.ptx.get_variable(WORKSPACE_VAR) {
+        Some(v) => match Value::try_from(v.as_ref()) {
+            Ok(Value::String(s)) => Ok(s),
+            _ => Err(fn_error(name, "session.workspace is not a string")),
+        },
+        None => Err(fn_error(name, "session.workspace is not set")),
+    }
+}
+
 fn strings(name: &str, list: &[Value]) -> Result<Vec<String>, ExecutionError> {
     list.iter()
         .map(|v| match v {
@@ -287,6 +299,32 @@ pub fn register(
         "path_is_tree",
         |path: Arc<String>| -> Result<Value, ExecutionError> {
             Ok(Value::Bool(paths::is_tree(&path)))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    ctx.add_function(
+        "path_is_pattern",
+        |path: Arc<String>| -> Result<Value, ExecutionError> {
+            Ok(Value::Bool(paths::is_pattern(&path)))
+        },
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    ctx.add_function(
+        "path_ancestors",
+        |ftx: &FunctionContext, path: Arc<String>| -> Result<Value, ExecutionError> {
+            let workspace = workspace_of(ftx, "path_ancestors")?;
+            let abs = if path.starts_with('/') {
+                paths::clean(&path)
+            } else {
+                paths::clean(&format!("{workspace}/{path}"))
+            };
+            let mut out = vec![Value::String(Arc::new(paths::escape(&abs)))];
+            out.extend(
+                paths::ancestors(&abs)
+                    .into_iter()
+                    .map(|a| Value::String(Arc::new(paths::escape(&a)))),
+            );
+            Ok(Value::List(Arc::new(out)))
         },
     )
     .map_err(|e| format!("{e:?}"))?;

@@ -1356,7 +1356,7 @@ impl Analyzer<'_, '_> {
                 }
             }
             Kind::Cwd => ctx.cwds = paths_of(w, ctx),
-            Kind::Fetch => c.fetches.push(match w.literal() {
+            Kind::Fetch => c.fetches.push(match w.literal().or_else(|| as_written(w)) {
                 Some(u) => urls::parse_fetch(&u),
                 None => {
                     let mut f = urls::parse_fetch("*");
@@ -1478,16 +1478,20 @@ impl Analyzer<'_, '_> {
                 let starts: Vec<String> = if operands.is_empty() {
                     ctx.cwds.clone()
                 } else {
-                    c.reads
+                    operands
                         .iter()
-                        .filter(|r| !r.ends_with("/**"))
-                        .cloned()
+                        .flat_map(|w| {
+                            ctx.cwds
+                                .iter()
+                                .map(|cwd| w.to_path(cwd, &home))
+                                .collect::<Vec<_>>()
+                        })
                         .collect()
                 };
-                if operands.is_empty() {
-                    c.reads.extend(starts.iter().cloned());
-                }
                 for s in &starts {
+                    if !c.reads.contains(s) {
+                        c.reads.push(s.clone());
+                    }
                     c.reads.push(tree_of(s));
                 }
                 let filtered = c.options.iter().any(|o| {
@@ -1514,12 +1518,56 @@ impl Analyzer<'_, '_> {
                     )
                 });
                 if c.options.iter().any(|o| o == "-delete") {
-                    c.deletes.retain(|d| !starts.contains(d) || !filtered);
+                    // Unfiltered, find removes everything below its start points
+                    // and the start points; filtered, only what its tests pick.
+                    c.deletes.retain(|d| !starts.contains(d));
                     for s in &starts {
                         c.deletes.push(tree_of(s));
+                        if !filtered {
+                            c.deletes.push(s.clone());
+                        }
                     }
-                    c.deletes.retain(|d| !(filtered && starts.contains(d)));
                 }
+            }
+            "rg" | "grep" | "egrep" | "fgrep" | "ag" => {
+                // A glob filter (`rg -g .env`, `grep -r --include=.env`) names files:
+                // each tree read is also a read of the files it picks.
+                let filters: Vec<String> = c
+                    .argv
+                    .windows(2)
+                    .filter_map(|pair| {
+                        let (a, b) = (&pair[0], &pair[1]);
+                        matches!(a.as_str(), "-g" | "--glob" | "--iglob" | "--include" | "-G")
+                            .then(|| b.clone())
+                    })
+                    .chain(c.argv.iter().filter_map(|a| {
+                        ["--glob=", "--iglob=", "--include="]
+                            .iter()
+                            .find_map(|p| a.strip_prefix(p).map(str::to_string))
+                            .or_else(|| a.strip_prefix("-g").filter(|r| !r.is_empty()).map(str::to_string))
+                    }))
+                    .map(|g| g.trim_matches(['\'', '"']).trim_start_matches('!').to_string())
+                    .filter(|g| !g.is_empty())
+                    .collect();
+                let trees: Vec<String> = c.reads.iter().filter(|r| r.ends_with("/**")).cloned().collect();
+                let trees = if trees.is_empty() && !filters.is_empty() {
+                    ctx.cwds.iter().map(|cwd| tree_of(cwd)).collect()
+                } else {
+                    trees
+                };
+                for t in &trees {
+                    for g in &filters {
+                        let g = if g.contains('/') { g.clone() } else { format!("**/{g}") };
+                        c.reads.push(paths::clean(&format!("{}/{g}", t.trim_end_matches("/**"))));
+                    }
+                }
+            }
+            "git" if c.subcommand == "restore"
+                && c.options.iter().any(|o| o == "--staged")
+                && !c.options.iter().any(|o| o == "--worktree") =>
+            {
+                // Only the index changes: nothing in the working tree is lost.
+                c.tags.retain(|t| t != "vcs-lose");
             }
             "git" if c.subcommand == "push" => {
                 if operands
@@ -1688,6 +1736,19 @@ struct Pending {
 
 fn spec_stdin_code(spec: &Spec, _c: &Command) -> bool {
     spec.stdin_code
+}
+
+/// The text of a word whose only non-literal parts are globs (a URL with
+/// `[…]` in it): what the program gets when no file matches.
+fn as_written(w: &Word) -> Option<String> {
+    let mut out = String::new();
+    for p in &w.parts {
+        match p {
+            Part::Lit(s) | Part::Glob(s) => out.push_str(s),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// `DIR/**` for a path (a pattern stays what it is when it already covers trees).

@@ -1,0 +1,232 @@
+//! The effects engine through the shipped files: what calls do, computed once
+//! for every tool and agent, and the rules written against it.
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use zero_policy::call::{Call, Session};
+use zero_policy::effects::Effects;
+use zero_policy::{Decision, Registry, loader};
+
+const WS: &str = "/home/dev/project";
+
+fn registry() -> Registry {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let loaded = loader::load_paths(&[root.join("policies"), root.join("manifests")]).unwrap();
+    let errors: Vec<String> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == zero_policy::Severity::Error)
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    Registry::new(&loaded.policy.unwrap()).unwrap()
+}
+
+fn call(tool: &str, args: Value, agent: &str) -> Call {
+    Call {
+        tool: tool.into(),
+        args,
+        session: Session {
+            workspace: WS.into(),
+            agent: agent.into(),
+            ..Session::default()
+        },
+    }
+}
+
+fn bash(script: &str) -> Call {
+    call("bash", json!({ "command": script }), "")
+}
+
+fn effects(reg: &Registry, c: &Call) -> Effects {
+    reg.explain(c).effects.expect("effects computed")
+}
+
+#[test]
+fn the_shipped_catalog_compiles_and_every_file_is_embedded() {
+    let problems: Vec<String> = loader::catalog::shipped_diagnostics()
+        .iter()
+        .map(|d| format!("{}: {}", d.location.as_ref().map_or("", |l| l.file.name.as_str()), d.message))
+        .collect();
+    assert_eq!(problems, Vec::<String>::new());
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| format!("catalog/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    on_disk.sort();
+    let embedded: Vec<String> = loader::catalog::FILES.iter().map(|(n, _)| (*n).to_string()).collect();
+    assert_eq!(embedded, on_disk);
+    assert!(loader::catalog::shipped().len() > 150, "{}", loader::catalog::shipped().len());
+}
+
+#[test]
+fn wrappers_cd_and_sh_c_lead_to_the_command_that_runs() {
+    let reg = registry();
+    let fx = effects(&reg, &bash("sudo timeout 5 sh -c 'cd / && rm -rf home'"));
+    let rm = fx.commands.iter().find(|c| c.program == "rm").expect("rm is listed");
+    assert_eq!(rm.wrappers, ["sudo", "timeout", "sh -c"]);
+    assert_eq!(rm.cwd, "/");
+    assert_eq!(rm.deletes, ["/home", "/home/**"]);
+    assert!(fx.exact, "{:?}", fx.unknown);
+    assert_eq!(reg.evaluate(&bash("sudo timeout 5 sh -c 'cd / && rm -rf home'")).decision, Decision::Deny);
+}
+
+#[test]
+fn a_cd_that_may_fail_leaves_both_folders_possible() {
+    let reg = registry();
+    let fx = effects(&reg, &bash("cd build; rm -rf ."));
+    assert!(fx.deletes.contains(&format!("{WS}/build")), "{:?}", fx.deletes);
+    assert!(fx.deletes.contains(&WS.to_string()), "{:?}", fx.deletes);
+    let fx = effects(&reg, &bash("cd build && rm -rf ."));
+    assert_eq!(fx.deletes, [format!("{WS}/build"), format!("{WS}/build/**")]);
+}
+
+#[test]
+fn one_credentials_rule_covers_every_tool() {
+    let reg = registry();
+    let home = zero_policy::policy::host_home();
+    let cases = [
+        call("Read", json!({"file_path": format!("{WS}/.env")}), "claude-code"),
+        call("read_file", json!({"path": ".env"}), ""),
+        call("Grep", json!({"pattern": "KEY", "glob": ".env*"}), "claude-code"),
+        call("read_file", json!({"absolute_path": format!("{home}/.aws/credentials")}), "gemini-cli"),
+        call("view", json!({"path": "~/.ssh/id_ed25519"}), "copilot"),
+        bash("cat .env"),
+        bash("grep -r password ~/.aws"),
+        bash("wc --files0-from=.env"),
+        bash("git show HEAD:.env"),
+        bash("cat ~/.ssh/id_rsa"),
+        bash("cat $HOME/.aws/credentials"),
+        bash("cat .e?v"),
+        bash("cat < .env"),
+        call("exec_command", json!({"cmd": "head -c 100 .envrc"}), ""),
+        call("apply_patch", json!({"patch": "*** Begin Patch\n*** Update File: .env\n@@\n-A=1\n+A=2\n*** End Patch"}), ""),
+        call("Bash", json!({"command": "cat ~/.claude/.credentials.json"}), "claude-code"),
+    ];
+    for c in cases {
+        let ev = reg.evaluate(&c);
+        assert_eq!(ev.decision, Decision::Deny, "{} {}: {:?}", c.tool, c.args, ev.reason);
+        assert!(ev.matched.iter().any(|m| m.id == "credentials"), "{} {}", c.tool, c.args);
+    }
+    for ok in [bash("cat .env.example"), bash("grep -rn TODO src")] {
+        assert_eq!(reg.evaluate(&ok).decision, Decision::Allow, "{}", ok.args);
+    }
+}
+
+#[test]
+fn relaxation_never_applies_to_an_inexact_call() {
+    let reg = registry();
+    for script in [
+        "ls $DIR",
+        "cat \"$(echo src/main.rs)\"",
+        "frobnicate src",
+        "ls --frobnicate src",
+        "grep -rn TODO `pwd`",
+        "ls src/*.rs",
+    ] {
+        let ev = reg.evaluate(&bash(script));
+        assert_ne!(ev.decision, Decision::Allow, "{script}");
+        let fx = ev.effects.expect("effects");
+        assert!(!fx.exact, "{script}");
+    }
+    let ev = reg.evaluate(&bash("ls src"));
+    assert_eq!(ev.decision, Decision::Allow);
+}
+
+#[test]
+fn data_is_not_code() {
+    let reg = registry();
+    for script in [
+        "echo \"rm -rf /\"",
+        "printf '%s\\n' 'curl x | sh'",
+        "cat <<'EOF' > notes.md\nrm -rf /\nEOF",
+        "git commit -m 'rm -rf / is bad'",
+    ] {
+        let ev = reg.evaluate(&bash(script));
+        assert_ne!(ev.decision, Decision::Deny, "{script}: {:?}", ev.reason);
+    }
+}
+
+#[test]
+fn effects_are_not_computed_when_no_rule_reads_them() {
+    let src = r#"
+version: 1
+tools:
+  - name: t
+    description: a tool
+    scope: shell
+    safety: {side_effect: shell, permission: prompt, reason: runs things}
+    effects: {shell: args.command}
+rules:
+  - id: by-args
+    when: 'args.command == "x"'
+    action: deny
+    reason: no
+"#;
+    let loaded = loader::load_sources(vec![zero_policy::diagnostic::SourceFile::new(
+        std::path::Path::new("t.yaml"),
+        src.to_string(),
+    )]);
+    let reg = Registry::new(&loaded.policy.unwrap()).unwrap();
+    let c = Call {
+        tool: "t".into(),
+        args: json!({"command": "ls"}),
+        session: Session::default(),
+    };
+    assert_eq!(reg.evaluate(&c).effects, None);
+    assert!(reg.explain(&c).effects.is_some());
+}
+
+#[test]
+fn urls_are_read_as_a_url_parser_reads_them() {
+    let reg = registry();
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://2852039166/",
+        "http://0xa9fea9fe/",
+        "http://0251.0376.0251.0376/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://a@b@169.254.169.254/x",
+        "http://metadata.google.internal./",
+        "http://127.1/",
+    ] {
+        let ev = reg.evaluate(&call("web_fetch", json!({"url": url}), ""));
+        assert_eq!(ev.decision, Decision::Deny, "{url}");
+    }
+    let ev = reg.evaluate(&bash("curl -s http://0x7f000001:8080/admin"));
+    assert_eq!(ev.decision, Decision::Deny);
+}
+
+#[test]
+fn an_mcp_tool_resolves_offline_from_its_server() {
+    let reg = registry();
+    let ev = reg.evaluate(&call("mcp__everything__echo", json!({"message": "hi"}), ""));
+    assert_eq!(ev.decision, Decision::Allow, "{:?}", ev.steps);
+    let ev = reg.evaluate(&call("mcp__everything__get-env", json!({}), ""));
+    assert_eq!(ev.decision, Decision::Deny);
+    let ev = reg.evaluate(&call("mcp__nowhere__echo", json!({}), ""));
+    assert_eq!(ev.decision, Decision::Reject);
+}
+
+#[test]
+fn agent_namespaces_resolve_the_agents_own_tool_first() {
+    let reg = registry();
+    let ev = reg.evaluate(&call("Bash", json!({"command": "ls"}), ""));
+    assert_eq!(ev.decision, Decision::Reject);
+    assert!(ev.reject_reason.unwrap().contains("--agent"));
+    for agent in ["claude-code", "codex"] {
+        let ev = reg.evaluate(&call("Bash", json!({"command": "git status"}), agent));
+        assert_eq!(ev.decision, Decision::Allow, "{agent}: {:?}", ev.steps);
+    }
+    let ev = reg.evaluate(&call("read_file", json!({"absolute_path": format!("{WS}/src/main.rs")}), "gemini-cli"));
+    assert_eq!(ev.decision, Decision::Allow, "{:?}", ev.steps);
+    // Gemini CLI's read_file has no `path`: the effect cannot be evaluated, so the
+    // read is of any path, and the credentials rule fails closed.
+    let ev = reg.evaluate(&call("read_file", json!({"path": "src/main.rs"}), "gemini-cli"));
+    assert_eq!(ev.decision, Decision::Deny, "{:?}", ev.steps);
+}
