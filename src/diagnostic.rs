@@ -165,7 +165,7 @@ codes! {
         "A `when` expression names a variable that does not exist. The variables are `tool`, `args`, `session`, `call` (the call's effects) and `lists` (the named lists); effect expressions cannot read `call`.";
     /// A CEL expression names an unknown function.
     CelUnknownFunction = "cel-unknown-function", Error,
-        "A `when` expression calls a function that does not exist. Besides standard CEL there are `glob`, `path_clean`, `path_under`, `path_matches`, `path_overlaps`, `path_is_tree`, `url_host`, `ip_in`, `shell_parses` and `shell_commands`.";
+        "A `when` expression calls a function that does not exist. Besides standard CEL there are `glob`, `path_clean`, `path_under`, `path_matches`, `path_overlaps`, `path_is_tree`, `path_is_pattern`, `path_ancestors`, `url_host`, `ip_in`, `shell_parses` and `shell_commands`.";
     /// A glob pattern does not compile.
     InvalidGlob = "invalid-glob", Error,
         "A glob (in `tools:`, `include:`, `exclude:` or a literal `glob(...)` pattern) does not compile.";

@@ -405,6 +405,7 @@ pub fn tools_value(registry: &Registry) -> serde_json::Value {
         .map(|t| {
             json!({
                 "name": t.name,
+                "agent": t.agent,
                 "source": t.source,
                 "server": t.source.server(),
                 "remote_name": t.source.remote_name(),
@@ -432,11 +433,12 @@ pub fn tools_json(registry: &Registry) {
 /// The registry as a table.
 #[must_use]
 pub fn tools_text(registry: &Registry) -> String {
-    let rows: Vec<[String; 6]> = registry
+    let rows: Vec<[String; 7]> = registry
         .tools()
         .map(|t| {
             [
                 t.name.clone(),
+                t.agent.clone().unwrap_or_else(|| "*".into()),
                 match &t.source {
                     crate::registry::ToolSource::Manifest { file, line } => {
                         format!("{file}:{line}")
@@ -457,6 +459,7 @@ pub fn tools_text(registry: &Registry) -> String {
         .collect();
     let header = [
         "NAME",
+        "AGENT",
         "SOURCE",
         "SCOPE",
         "SIDE EFFECT",

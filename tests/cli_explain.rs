@@ -61,7 +61,7 @@ fn human_read_of_dotenv_is_denied() {
     insta::assert_snapshot!(explain(
         "Read",
         r#"{"file_path":"/home/dev/project/.env"}"#,
-        &[]
+        &["--agent", "claude-code"]
     ));
 }
 
@@ -97,6 +97,7 @@ fn json_has_every_step_in_order_and_matched_rules_with_file_and_line() {
             "lookup",
             "scope",
             "validate",
+            "effects",
             "reject",
             "permission",
             "relax",
@@ -127,12 +128,22 @@ fn json_has_every_step_in_order_and_matched_rules_with_file_and_line() {
         );
     }
     assert!(
-        matched.iter().any(|m| m["id"] == "shell-pipe-to-shell"),
+        matched.iter().any(|m| m["id"] == "fetched-code"),
         "{matched:?}"
     );
-    for key in ["errors", "reason", "args", "session"] {
+    for key in ["errors", "reason", "args", "session", "effects"] {
         assert!(v.get(key).is_some(), "missing `{key}`");
     }
+    // The effects: curl fetches, and sh runs what curl fetched.
+    let commands = v["effects"]["commands"].as_array().unwrap();
+    let programs: Vec<&str> = commands
+        .iter()
+        .map(|c| c["program"].as_str().unwrap())
+        .collect();
+    assert_eq!(programs, ["curl", "sh"]);
+    assert_eq!(v["effects"]["fetches"][0]["host"], "example.com");
+    assert_eq!(commands[1]["runs_code"], true);
+    assert_eq!(commands[1]["fetched_input"], true);
 }
 
 #[test]

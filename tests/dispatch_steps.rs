@@ -256,7 +256,7 @@ fn rejected_at(at: Step) -> Vec<(Step, Outcome)> {
         .collect()
 }
 
-/// The steps of a call that got through: four passes, then the permissions.
+/// The steps of a call that got through: five passes, then the permissions.
 fn decided(
     static_p: Permission,
     effective: Permission,
@@ -266,6 +266,7 @@ fn decided(
         (Step::Lookup, Outcome::Pass),
         (Step::Scope, Outcome::Pass),
         (Step::Validate, Outcome::Pass),
+        (Step::Effects, Outcome::Pass),
         (Step::Reject, Outcome::Pass),
         (Step::Permission, Decision::from(static_p).into()),
         (Step::Relax, Decision::from(effective).into()),

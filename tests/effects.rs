@@ -49,7 +49,13 @@ fn effects(reg: &Registry, c: &Call) -> Effects {
 fn the_shipped_catalog_compiles_and_every_file_is_embedded() {
     let problems: Vec<String> = loader::catalog::shipped_diagnostics()
         .iter()
-        .map(|d| format!("{}: {}", d.location.as_ref().map_or("", |l| l.file.name.as_str()), d.message))
+        .map(|d| {
+            format!(
+                "{}: {}",
+                d.location.as_ref().map_or("", |l| l.file.name.as_str()),
+                d.message
+            )
+        })
         .collect();
     assert_eq!(problems, Vec::<String>::new());
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalog");
@@ -59,31 +65,53 @@ fn the_shipped_catalog_compiles_and_every_file_is_embedded() {
         .filter(|n| n.ends_with(".yaml"))
         .collect();
     on_disk.sort();
-    let embedded: Vec<String> = loader::catalog::FILES.iter().map(|(n, _)| (*n).to_string()).collect();
+    let embedded: Vec<String> = loader::catalog::FILES
+        .iter()
+        .map(|(n, _)| (*n).to_string())
+        .collect();
     assert_eq!(embedded, on_disk);
-    assert!(loader::catalog::shipped().len() > 150, "{}", loader::catalog::shipped().len());
+    assert!(
+        loader::catalog::shipped().len() > 150,
+        "{}",
+        loader::catalog::shipped().len()
+    );
 }
 
 #[test]
 fn wrappers_cd_and_sh_c_lead_to_the_command_that_runs() {
     let reg = registry();
     let fx = effects(&reg, &bash("sudo timeout 5 sh -c 'cd / && rm -rf home'"));
-    let rm = fx.commands.iter().find(|c| c.program == "rm").expect("rm is listed");
+    let rm = fx
+        .commands
+        .iter()
+        .find(|c| c.program == "rm")
+        .expect("rm is listed");
     assert_eq!(rm.wrappers, ["sudo", "timeout", "sh -c"]);
     assert_eq!(rm.cwd, "/");
     assert_eq!(rm.deletes, ["/home", "/home/**"]);
     assert!(fx.exact, "{:?}", fx.unknown);
-    assert_eq!(reg.evaluate(&bash("sudo timeout 5 sh -c 'cd / && rm -rf home'")).decision, Decision::Deny);
+    assert_eq!(
+        reg.evaluate(&bash("sudo timeout 5 sh -c 'cd / && rm -rf home'"))
+            .decision,
+        Decision::Deny
+    );
 }
 
 #[test]
 fn a_cd_that_may_fail_leaves_both_folders_possible() {
     let reg = registry();
     let fx = effects(&reg, &bash("cd build; rm -rf ."));
-    assert!(fx.deletes.contains(&format!("{WS}/build")), "{:?}", fx.deletes);
+    assert!(
+        fx.deletes.contains(&format!("{WS}/build")),
+        "{:?}",
+        fx.deletes
+    );
     assert!(fx.deletes.contains(&WS.to_string()), "{:?}", fx.deletes);
     let fx = effects(&reg, &bash("cd build && rm -rf ."));
-    assert_eq!(fx.deletes, [format!("{WS}/build"), format!("{WS}/build/**")]);
+    assert_eq!(
+        fx.deletes,
+        [format!("{WS}/build"), format!("{WS}/build/**")]
+    );
 }
 
 #[test]
@@ -91,10 +119,22 @@ fn one_credentials_rule_covers_every_tool() {
     let reg = registry();
     let home = zero_policy::policy::host_home();
     let cases = [
-        call("Read", json!({"file_path": format!("{WS}/.env")}), "claude-code"),
+        call(
+            "Read",
+            json!({"file_path": format!("{WS}/.env")}),
+            "claude-code",
+        ),
         call("read_file", json!({"path": ".env"}), ""),
-        call("Grep", json!({"pattern": "KEY", "glob": ".env*"}), "claude-code"),
-        call("read_file", json!({"absolute_path": format!("{home}/.aws/credentials")}), "gemini-cli"),
+        call(
+            "Grep",
+            json!({"pattern": "KEY", "glob": ".env*"}),
+            "claude-code",
+        ),
+        call(
+            "read_file",
+            json!({"absolute_path": format!("{home}/.aws/credentials")}),
+            "gemini-cli",
+        ),
         call("view", json!({"path": "~/.ssh/id_ed25519"}), "copilot"),
         bash("cat .env"),
         bash("grep -r password ~/.aws"),
@@ -105,13 +145,33 @@ fn one_credentials_rule_covers_every_tool() {
         bash("cat .e?v"),
         bash("cat < .env"),
         call("exec_command", json!({"cmd": "head -c 100 .envrc"}), ""),
-        call("apply_patch", json!({"patch": "*** Begin Patch\n*** Update File: .env\n@@\n-A=1\n+A=2\n*** End Patch"}), ""),
-        call("Bash", json!({"command": "cat ~/.claude/.credentials.json"}), "claude-code"),
+        call(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: .env\n@@\n-A=1\n+A=2\n*** End Patch"}),
+            "",
+        ),
+        call(
+            "Bash",
+            json!({"command": "cat ~/.claude/.credentials.json"}),
+            "claude-code",
+        ),
     ];
     for c in cases {
         let ev = reg.evaluate(&c);
-        assert_eq!(ev.decision, Decision::Deny, "{} {}: {:?}", c.tool, c.args, ev.reason);
-        assert!(ev.matched.iter().any(|m| m.id == "credentials"), "{} {}", c.tool, c.args);
+        assert_eq!(
+            ev.decision,
+            Decision::Deny,
+            "{} {}: {:?}",
+            c.tool,
+            c.args,
+            ev.reason
+        );
+        assert!(
+            ev.matched.iter().any(|m| m.id == "secret-files"),
+            "{} {}",
+            c.tool,
+            c.args
+        );
     }
     for ok in [bash("cat .env.example"), bash("grep -rn TODO src")] {
         assert_eq!(reg.evaluate(&ok).decision, Decision::Allow, "{}", ok.args);
@@ -223,10 +283,18 @@ fn agent_namespaces_resolve_the_agents_own_tool_first() {
         let ev = reg.evaluate(&call("Bash", json!({"command": "git status"}), agent));
         assert_eq!(ev.decision, Decision::Allow, "{agent}: {:?}", ev.steps);
     }
-    let ev = reg.evaluate(&call("read_file", json!({"absolute_path": format!("{WS}/src/main.rs")}), "gemini-cli"));
+    let ev = reg.evaluate(&call(
+        "read_file",
+        json!({"absolute_path": format!("{WS}/src/main.rs")}),
+        "gemini-cli",
+    ));
     assert_eq!(ev.decision, Decision::Allow, "{:?}", ev.steps);
     // Gemini CLI's read_file has no `path`: the effect cannot be evaluated, so the
     // read is of any path, and the credentials rule fails closed.
-    let ev = reg.evaluate(&call("read_file", json!({"path": "src/main.rs"}), "gemini-cli"));
+    let ev = reg.evaluate(&call(
+        "read_file",
+        json!({"path": "src/main.rs"}),
+        "gemini-cli",
+    ));
     assert_eq!(ev.decision, Decision::Deny, "{:?}", ev.steps);
 }

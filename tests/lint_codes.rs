@@ -506,13 +506,18 @@ const CODES: &[&str] = &[
     "invalid-call",
     "literal-secret",
     "invalid-env-reference",
+    "invalid-effect",
+    "unknown-list",
+    "duplicate-list",
+    "invalid-command",
+    "command-replaced",
 ];
 
 /// Codes that no file can produce, with the reason. Every code has a fixture today.
 const NO_FIXTURE: &[(&str, &str)] = &[];
 
 /// The warnings; every other code is an error.
-const WARNINGS: &[&str] = &["relax-noop", "unguarded-optional-arg"];
+const WARNINGS: &[&str] = &["relax-noop", "unguarded-optional-arg", "command-replaced"];
 
 #[test]
 fn every_code_is_listed() {
@@ -685,5 +690,29 @@ fn docs_describe_every_code_in_order() {
             section.contains("**Fix:**"),
             "the docs of {c} say how to fix it"
         );
+    }
+}
+
+#[test]
+fn effects_lists_and_commands_codes_point_at_their_place() {
+    // Lines and columns counted by hand in each fixture.
+    let cases: &[(&str, &[(&str, usize, usize)])] = &[
+        ("invalid-effect", &[("invalid-effect", 14, 18)]),
+        ("unknown-list", &[("unknown-list", 6, 49)]),
+        ("duplicate-list", &[("duplicate-list", 3, 11)]),
+        (
+            "invalid-command",
+            &[("invalid-command", 3, 11), ("invalid-command", 3, 11)],
+        ),
+        ("command-replaced", &[("command-replaced", 3, 11)]),
+    ];
+    for (folder, want) in cases {
+        let linted = lint_json(folder, &[]);
+        let got: Vec<(&str, usize, usize)> = linted
+            .diagnostics
+            .iter()
+            .map(|d| (d.code.as_str(), d.line as usize, d.column as usize))
+            .collect();
+        assert_eq!(&got, want, "{folder}");
     }
 }

@@ -290,9 +290,12 @@ impl CelEnv {
                 });
             }
         }
-        for (name, id) in &walk.list_reads {
+        for (name, id, operand) in &walk.list_reads {
             if !cx.lists.contains_key(name) {
-                let (start, end) = range(*id);
+                // From `lists` to the end of the name: a select node sits at its `.`.
+                let (start, _) = range(*operand);
+                let (dot, _) = range(*id);
+                let end = (dot + 1 + name.len()).min(source.len());
                 errors.push(ExprError {
                     kind: ExprErrorKind::UnknownList,
                     message: format!("unknown list `{name}`"),
@@ -361,7 +364,7 @@ impl CelEnv {
             globs: walk.globs.into_iter().map(|(p, _)| p).collect(),
             regexes: walk.regexes.into_iter().map(|(p, _)| p).collect(),
             reads_call: walk.idents.iter().any(|(n, _)| n == "call"),
-            lists: walk.list_reads.into_iter().map(|(n, _)| n).collect(),
+            lists: walk.list_reads.into_iter().map(|(n, _, _)| n).collect(),
         })
     }
 
@@ -533,7 +536,7 @@ struct Walk {
     /// (`["**/.env", "**/.ssh/**"].exists(p, glob(p, args.path))`).
     literals: Vec<String>,
     /// `lists.NAME` reads.
-    list_reads: Vec<(String, u64)>,
+    list_reads: Vec<(String, u64, u64)>,
     /// Glob lists given to `path_matches` and `path_overlaps`.
     glob_lists: Vec<(GlobListArg, u64)>,
 }
@@ -572,7 +575,8 @@ impl Walk {
             Expr::Select(sel) => {
                 if matches!(&sel.operand.expr, Expr::Ident(n) if n == "lists" && !bound.iter().any(|b| b == "lists"))
                 {
-                    self.list_reads.push((sel.field.clone(), e.id));
+                    self.list_reads
+                        .push((sel.field.clone(), e.id, sel.operand.id));
                 }
                 if is_free_args(&sel.operand, bound) {
                     if sel.test {

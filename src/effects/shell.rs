@@ -1544,12 +1544,25 @@ impl Analyzer<'_, '_> {
                         ["--glob=", "--iglob=", "--include="]
                             .iter()
                             .find_map(|p| a.strip_prefix(p).map(str::to_string))
-                            .or_else(|| a.strip_prefix("-g").filter(|r| !r.is_empty()).map(str::to_string))
+                            .or_else(|| {
+                                a.strip_prefix("-g")
+                                    .filter(|r| !r.is_empty())
+                                    .map(str::to_string)
+                            })
                     }))
-                    .map(|g| g.trim_matches(['\'', '"']).trim_start_matches('!').to_string())
+                    .map(|g| {
+                        g.trim_matches(['\'', '"'])
+                            .trim_start_matches('!')
+                            .to_string()
+                    })
                     .filter(|g| !g.is_empty())
                     .collect();
-                let trees: Vec<String> = c.reads.iter().filter(|r| r.ends_with("/**")).cloned().collect();
+                let trees: Vec<String> = c
+                    .reads
+                    .iter()
+                    .filter(|r| r.ends_with("/**"))
+                    .cloned()
+                    .collect();
                 let trees = if trees.is_empty() && !filters.is_empty() {
                     ctx.cwds.iter().map(|cwd| tree_of(cwd)).collect()
                 } else {
@@ -1557,14 +1570,20 @@ impl Analyzer<'_, '_> {
                 };
                 for t in &trees {
                     for g in &filters {
-                        let g = if g.contains('/') { g.clone() } else { format!("**/{g}") };
-                        c.reads.push(paths::clean(&format!("{}/{g}", t.trim_end_matches("/**"))));
+                        let g = if g.contains('/') {
+                            g.clone()
+                        } else {
+                            format!("**/{g}")
+                        };
+                        c.reads
+                            .push(paths::clean(&format!("{}/{g}", t.trim_end_matches("/**"))));
                     }
                 }
             }
-            "git" if c.subcommand == "restore"
-                && c.options.iter().any(|o| o == "--staged")
-                && !c.options.iter().any(|o| o == "--worktree") =>
+            "git"
+                if c.subcommand == "restore"
+                    && c.options.iter().any(|o| o == "--staged")
+                    && !c.options.iter().any(|o| o == "--worktree") =>
             {
                 // Only the index changes: nothing in the working tree is lost.
                 c.tags.retain(|t| t != "vcs-lose");
