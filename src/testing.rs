@@ -105,9 +105,16 @@ pub fn run(policy: &Policy, registry: &Registry) -> Report {
     let mut covered = BTreeSet::new();
     let mut results = Vec::new();
     let mut skipped = Vec::new();
-    // A case calling an MCP tool can run only once its server is connected (`--connect`).
-    let unconnected =
-        |call: &Call| !registry.has_tool(&call.tool) && registry.is_mcp_name(&call.tool);
+    // A call to a tool of a declared server is resolved offline from its manifest;
+    // one that resolves to nothing (its server is connected and does not list it)
+    // is skipped rather than failed.
+    let unconnected = |call: &Call| {
+        registry.is_mcp_name(&call.tool)
+            && matches!(
+                registry.lookup(&call.tool, &call.session.agent),
+                crate::registry::Lookup::Unknown
+            )
+    };
     for t in &policy.tests {
         if unconnected(&t.call) {
             skipped.push(place(&t.name, &t.origin));

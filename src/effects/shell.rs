@@ -973,6 +973,10 @@ impl Analyzer<'_, '_> {
                 "the program `{}` is not literal",
                 snippet(&words[0].raw)
             ));
+            // It could be any program, reading its operands from anywhere (`xargs`).
+            c.reads.push(ANY_PATH.to_string());
+            c.writes.push(ANY_PATH.to_string());
+            c.deletes.push(ANY_PATH.to_string());
             for w in &words[1..] {
                 self.unknown_operand(w, cwds, &mut c, true);
             }
@@ -1107,8 +1111,8 @@ impl Analyzer<'_, '_> {
         flow
     }
 
-    /// An operand of a program nobody knows: it may read and write it (and,
-    /// when not even the program is known, delete it).
+    /// An operand of a program nobody knows (or of a subcommand the catalog
+    /// does not know): a path it may read, change or remove.
     fn unknown_operand(&mut self, w: &Word, cwds: &[String], c: &mut Command, delete: bool) {
         let lit = w.lit_prefix();
         let target = if lit.starts_with('-') {
@@ -1120,12 +1124,15 @@ impl Analyzer<'_, '_> {
         } else {
             w.clone()
         };
+        // Nothing says what it does with the path: it may read, change or remove
+        // it, and a folder whole.
+        let _ = delete;
         for cwd in cwds {
             let p = target.to_path(cwd, self.home());
-            c.reads.push(p.clone());
-            c.writes.push(p.clone());
-            if delete {
-                c.deletes.push(p);
+            let tree = tree_of(&p);
+            for list in [&mut c.reads, &mut c.writes, &mut c.deletes] {
+                list.push(p.clone());
+                list.push(tree.clone());
             }
         }
     }
@@ -1359,7 +1366,18 @@ impl Analyzer<'_, '_> {
             Kind::Fetch => c.fetches.push(match w.literal().or_else(|| as_written(w)) {
                 Some(u) => urls::parse_fetch(&u),
                 None => {
-                    let mut f = urls::parse_fetch("*");
+                    // The host is known only when the literal text before the first
+                    // expansion already ends it (`https://example.com/$P`); otherwise
+                    // (`http://$H/`, `https://example.com$X`) it could be any host.
+                    let prefix = w.lit_prefix();
+                    let host_done = prefix
+                        .split_once("://")
+                        .is_some_and(|(_, rest)| rest.contains(['/', '?', '#']));
+                    let mut f = if host_done {
+                        urls::parse_fetch(&prefix)
+                    } else {
+                        urls::parse_fetch("*")
+                    };
                     f.url = w.raw.clone();
                     f
                 }
