@@ -20,14 +20,53 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
 });
 
 const WORDS: &[&str] = &[
-    "src", ".", "..", "/", "~", "target", ".env", "README.md", "/etc/passwd", "build", "a.txt", "-r",
-    "-rf", "-f", "-la", "-n", "--force", "HEAD", "main", "https://example.com/x", "http://169.254.169.254/",
+    "src",
+    ".",
+    "..",
+    "/",
+    "~",
+    "target",
+    ".env",
+    "README.md",
+    "/etc/passwd",
+    "build",
+    "a.txt",
+    "-r",
+    "-rf",
+    "-f",
+    "-la",
+    "-n",
+    "--force",
+    "HEAD",
+    "main",
+    "https://example.com/x",
+    "http://169.254.169.254/",
 ];
 const PROGRAMS: &[&str] = &[
-    "rm", "cat", "ls", "git", "cp", "mv", "grep", "find", "curl", "cd", "echo", "sudo", "timeout 5",
-    "sh -c", "cargo", "chmod", "tee", "head", "xargs", "env",
+    "rm",
+    "cat",
+    "ls",
+    "git",
+    "cp",
+    "mv",
+    "grep",
+    "find",
+    "curl",
+    "cd",
+    "echo",
+    "sudo",
+    "timeout 5",
+    "sh -c",
+    "cargo",
+    "chmod",
+    "tee",
+    "head",
+    "xargs",
+    "env",
 ];
-const SUBCOMMANDS: &[&str] = &["status", "log", "diff", "show", "reset", "push", "test", "build", "add"];
+const SUBCOMMANDS: &[&str] = &[
+    "status", "log", "diff", "show", "reset", "push", "test", "build", "add",
+];
 const OPERATORS: &[&str] = &[" && ", " ; ", " | ", " || "];
 
 fn decide(script: &str) -> Decision {

@@ -62,3 +62,45 @@ fn shipped_policy_has_at_least_thirty_tests_covering_every_rule() {
         "rules no test names in `matched`: {missing:?}"
     );
 }
+
+#[test]
+fn the_red_team_suite_passes_with_every_class_and_its_controls() {
+    let (code, out, err) = zp(&["test", "policies", "manifests", "tests/fixtures/redteam"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.lines().last().unwrap().ends_with(" passed, 0 failed"),
+        "{out}"
+    );
+    let suite = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/redteam/redteam.yaml"),
+    )
+    .unwrap();
+    let cases = suite.matches("\n  - name: ").count();
+    assert!(cases >= 150, "{cases} cases");
+    let classes = suite.lines().filter(|l| l.starts_with("  # ── ")).count();
+    assert!(classes >= 20, "{classes} classes");
+    for control in [
+        "git status",
+        "cargo test",
+        "ls src",
+        "rm -rf target",
+        "grep -rn TODO src",
+        ".env.example",
+    ] {
+        assert!(
+            suite.contains(control),
+            "the control `{control}` is in the suite"
+        );
+    }
+}
+
+#[test]
+fn the_strict_profile_adds_to_the_default_and_its_tests_pass() {
+    let (code, out, err) = zp(&["test", "policies", "manifests", "profiles/strict.yaml"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.lines().last().unwrap().ends_with(" passed, 0 failed"),
+        "{out}"
+    );
+}

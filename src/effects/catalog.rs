@@ -151,17 +151,43 @@ pub struct Spec {
     pub subcommands: BTreeMap<String, Arc<Spec>>,
 }
 
+/// Looks up a specification that is not held in the catalog itself (the
+/// shipped catalog, compiled one program at a time on first use).
+pub type Fallback = fn(&str) -> Option<Arc<Spec>>;
+
 /// The catalog: specifications by program basename.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Catalog {
     specs: HashMap<String, Arc<Spec>>,
+    fallback: Option<Fallback>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("specs", &self.specs.len())
+            .field("fallback", &self.fallback.is_some())
+            .finish()
+    }
 }
 
 impl Catalog {
+    /// A catalog that asks `fallback` for the programs it does not hold.
+    #[must_use]
+    pub fn with_fallback(fallback: Fallback) -> Catalog {
+        Catalog {
+            specs: HashMap::new(),
+            fallback: Some(fallback),
+        }
+    }
+
     /// The specification of a program, by basename.
     #[must_use]
-    pub fn get(&self, program: &str) -> Option<&Arc<Spec>> {
-        self.specs.get(program)
+    pub fn get(&self, program: &str) -> Option<Arc<Spec>> {
+        match self.specs.get(program) {
+            Some(s) => Some(Arc::clone(s)),
+            None => self.fallback.and_then(|f| f(program)),
+        }
     }
 
     /// Adds a specification under its name and aliases; true when one was replaced.

@@ -1069,7 +1069,7 @@ impl Analyzer<'_, '_> {
             }
             _ => {}
         }
-        let Some(spec) = self.env.catalog.get(&base).cloned() else {
+        let Some(spec) = self.env.catalog.get(&base) else {
             c.known = false;
             c.runs_code = true;
             reasons.push(format!("unknown command `{}`", snippet(&base)));

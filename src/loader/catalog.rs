@@ -1,7 +1,11 @@
 //! The shipped command catalog: the files under `catalog/`, embedded in the
-//! binary and compiled the first time a call's script is analysed.
+//! binary. A call compiles only the specifications of the programs it runs,
+//! the first time it runs them: the files are indexed by a scan of their
+//! `- name:` and `aliases:` lines (checked against a full load by a test), and
+//! one entry is parsed on its own when first asked for.
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use super::*;
 use crate::effects::Catalog;
@@ -59,32 +63,189 @@ struct Shipped {
 }
 
 static SHIPPED: LazyLock<Shipped> = LazyLock::new(|| {
+    let mut catalog = Catalog::default();
+    let mut diagnostics = Vec::new();
+    for index in 0..INDEX.entries.len() {
+        let (specs, diags) = compile_unit(index);
+        diagnostics.extend(diags);
+        for (spec, aliases) in specs {
+            catalog.insert(spec, &aliases);
+        }
+    }
+    Shipped {
+        catalog,
+        diagnostics,
+    }
+});
+
+/// Compiles one unit of the shipped files on its own.
+type Compiled = (
+    Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>,
+    Vec<Diagnostic>,
+);
+
+fn compile_unit(index: usize) -> Compiled {
+    let (fi, start, end) = INDEX.entries[index];
+    let (name, text) = FILES[fi];
+    // Padded with blank lines so that line numbers stay those of the file.
+    let lines_before = text[..start].matches('\n').count();
+    let doc = format!(
+        "version: 1\ncommands:\n{}{}",
+        "\n".repeat(lines_before.saturating_sub(2)),
+        &text[start..end]
+    );
     let mut b = Builder {
         loading_builtin_catalog: true,
         ..Builder::default()
     };
-    for (name, text) in FILES {
-        let file = SourceFile::new(Path::new(name), (*text).to_string());
-        if let Some(doc) = b.parse(&file) {
-            for c in &doc.commands {
-                b.command(&file, c);
-            }
+    let file = SourceFile::new(Path::new(name), doc);
+    if let Some(parsed) = b.parse(&file) {
+        for c in &parsed.commands {
+            b.command(&file, c);
         }
     }
-    let mut catalog = Catalog::default();
-    for (spec, aliases) in b.commands {
-        catalog.insert(spec, &aliases);
-    }
-    Shipped {
-        catalog,
-        diagnostics: b.diags,
-    }
-});
+    (b.commands, b.diags)
+}
 
-/// The shipped catalog.
+/// The whole shipped catalog, every file compiled (for checks and tests; calls
+/// use [`lookup`], which compiles one program at a time).
 #[must_use]
 pub fn shipped() -> &'static Catalog {
     &SHIPPED.catalog
+}
+
+/// Where each top-level entry of the shipped files is: (file, start, end).
+struct Index {
+    entries: Vec<(usize, usize, usize)>,
+    by_name: HashMap<String, usize>,
+}
+
+static INDEX: LazyLock<Index> = LazyLock::new(|| {
+    let mut entries = Vec::new();
+    let mut by_name = HashMap::new();
+    for (fi, (_, text)) in FILES.iter().enumerate() {
+        let starts: Vec<usize> = text
+            .match_indices("\n  - name: ")
+            .map(|(i, _)| i + 1)
+            .collect();
+        // Entries joined by YAML anchors (`&x` in one, `*x` in a later one) are
+        // parsed together, as one unit.
+        let mut units: Vec<(usize, usize, Vec<String>)> = Vec::new();
+        for (k, &start) in starts.iter().enumerate() {
+            let end = starts.get(k + 1).copied().unwrap_or(text.len());
+            let entry = &text[start..end];
+            let uses = yaml_names(entry, '*');
+            let joins = units
+                .iter()
+                .rposition(|(_, _, anchors)| uses.iter().any(|u| anchors.contains(u)));
+            match joins {
+                Some(first) => {
+                    let merged_start = units[first].0;
+                    let mut anchors: Vec<String> =
+                        units.drain(first..).flat_map(|(_, _, a)| a).collect();
+                    anchors.extend(yaml_names(entry, '&'));
+                    units.push((merged_start, end, anchors));
+                }
+                None => units.push((start, end, yaml_names(entry, '&'))),
+            }
+        }
+        for (start, end, _) in units {
+            let index = entries.len();
+            entries.push((fi, start, end));
+            for name in text[start..end]
+                .split("\n  - name: ")
+                .enumerate()
+                .flat_map(|(i, part)| {
+                    let part = if i == 0 {
+                        part.to_string()
+                    } else {
+                        format!("  - name: {part}")
+                    };
+                    entry_names(&part)
+                })
+            {
+                by_name.entry(name).or_insert(index);
+            }
+        }
+    }
+    Index { entries, by_name }
+});
+
+/// The anchor (`&`) or alias (`*`) names an entry's text holds.
+fn yaml_names(entry: &str, sigil: char) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in entry.match_indices(sigil) {
+        let before = entry[..i].chars().next_back();
+        if !matches!(before, Some(' ' | '[' | ',' | '\n')) {
+            continue;
+        }
+        let name: String = entry[i + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        if !name.is_empty() {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The name and aliases of one entry, from its `- name:` and `aliases:` lines.
+fn entry_names(entry: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in entry.lines() {
+        if let Some(n) = line.strip_prefix("  - name: ") {
+            out.push(unquote(n.split(" #").next().unwrap_or(n).trim()));
+        } else if let Some(list) = line.strip_prefix("    aliases: ") {
+            let list = list.split(" #").next().unwrap_or(list).trim();
+            if let Some(inner) = list.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                out.extend(
+                    inner
+                        .split(',')
+                        .map(|a| unquote(a.trim()))
+                        .filter(|a| !a.is_empty()),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn unquote(s: &str) -> String {
+    s.trim_matches(|c| c == '"' || c == '\'').to_string()
+}
+
+type Unit = Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>;
+
+static COMPILED: LazyLock<Mutex<HashMap<usize, Arc<Unit>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The shipped specification of `program`, compiled on first use.
+#[must_use]
+pub fn lookup(program: &str) -> Option<Arc<crate::effects::catalog::Spec>> {
+    let &index = INDEX.by_name.get(program)?;
+    let cached = COMPILED.lock().ok().and_then(|c| c.get(&index).cloned());
+    let unit = match cached {
+        Some(u) => u,
+        None => {
+            let unit = Arc::new(compile_unit(index).0);
+            if let Ok(mut cache) = COMPILED.lock() {
+                cache.insert(index, Arc::clone(&unit));
+            }
+            unit
+        }
+    };
+    unit.iter()
+        .find(|(spec, aliases)| spec.name == program || aliases.iter().any(|a| a == program))
+        .map(|(spec, _)| Arc::clone(spec))
+}
+
+/// The names the scan of the shipped files finds (a test checks them against a full load).
+#[must_use]
+pub fn indexed_names() -> Vec<String> {
+    let mut v: Vec<String> = INDEX.by_name.keys().cloned().collect();
+    v.sort();
+    v
 }
 
 /// Problems in the shipped catalog's files (none in a release; a test checks).
@@ -96,7 +257,7 @@ pub fn shipped_diagnostics() -> &'static [Diagnostic] {
 /// Whether the shipped catalog describes `program`.
 #[must_use]
 pub fn is_builtin(program: &str) -> bool {
-    shipped().get(program).is_some()
+    INDEX.by_name.contains_key(program)
 }
 
 /// Whether `name` is one of the shipped catalog files.
@@ -108,7 +269,7 @@ pub fn is_builtin_file(name: &str) -> bool {
 /// The catalog a policy runs with: the shipped one plus its documents' `commands:`.
 #[must_use]
 pub fn with_additions(additions: &[(Arc<crate::effects::catalog::Spec>, Vec<String>)]) -> Catalog {
-    let mut c = shipped().clone();
+    let mut c = Catalog::with_fallback(lookup);
     for (spec, aliases) in additions {
         c.insert(Arc::clone(spec), aliases);
     }
