@@ -407,6 +407,9 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
 pub struct Parsed {
     /// Options given, by index into [`Spec::options`], with their values.
     pub options: Vec<(usize, Option<Word>)>,
+    /// How each of `options` was spelled, resolved: the full long name (`--recursive`
+    /// for `--recur`), or the short option (`-r`), or `-NUM`.
+    pub spellings: Vec<String>,
     /// For `command` option values (`find -exec`): the words of each.
     pub commands: Vec<(usize, Vec<Word>)>,
     /// The operands, in order.
@@ -428,18 +431,18 @@ impl Spec {
         }
     }
 
-    fn lookup_long(&self, name: &str) -> Result<usize, String> {
+    fn lookup_long(&self, name: &str) -> Result<(usize, String), String> {
         if let Some(&i) = self.long.get(name) {
-            return Ok(i);
+            return Ok((i, name.to_string()));
         }
         if self.abbreviations && !name.is_empty() {
             let mut hits = self
                 .long
                 .range(name.to_string()..)
                 .take_while(|(k, _)| k.starts_with(name))
-                .map(|(_, &i)| i);
+                .map(|(k, &i)| (i, k.clone()));
             if let Some(first) = hits.next() {
-                if hits.all(|i| i == first) {
+                if hits.all(|(i, _)| i == first.0) {
                     return Ok(first);
                 }
                 return Err(format!("ambiguous option `--{name}` of `{}`", self.name));
@@ -492,10 +495,11 @@ impl Spec {
         &self,
         words: &[Word],
         next: usize,
-        index: usize,
+        (index, spelling): (usize, String),
         attached: Option<Word>,
         p: &mut Parsed,
     ) -> usize {
+        p.spellings.push(spelling);
         let opt = &self.options[index];
         match (opt.value, attached) {
             (None, Some(_)) => {
@@ -560,7 +564,9 @@ impl Spec {
                 None => (long, None),
             };
             return match self.lookup_long(name) {
-                Ok(index) => self.take_value(words, i + 1, index, attached, p),
+                Ok((index, full)) => {
+                    self.take_value(words, i + 1, (index, format!("--{full}")), attached, p)
+                }
                 Err(why) => {
                     p.unknown.push(why);
                     i + 1
@@ -574,6 +580,7 @@ impl Spec {
             && word.is_literal()
         {
             p.options.push((num, None));
+            p.spellings.push("-NUM".to_string());
             return i + 1;
         }
         for (k, c) in body.char_indices() {
@@ -582,6 +589,7 @@ impl Spec {
                     && let Some(num) = self.num
                 {
                     p.options.push((num, None));
+                    p.spellings.push("-NUM".to_string());
                     return i + 1;
                 }
                 p.unknown
@@ -595,9 +603,10 @@ impl Spec {
                 let attached = (!rest.parts.is_empty()
                     && !(rest.is_literal() && rest.literal().is_some_and(|s| s.is_empty())))
                 .then_some(rest);
-                return self.take_value(words, i + 1, index, attached, p);
+                return self.take_value(words, i + 1, (index, format!("-{c}")), attached, p);
             }
             p.options.push((index, None));
+            p.spellings.push(format!("-{c}"));
         }
         if !word.is_literal() {
             p.unknown
@@ -623,13 +632,19 @@ impl Spec {
             return i + 1;
         }
         if let Some(&index) = self.long.get(name) {
-            return self.take_value(words, i + 1, index, attached, p);
+            let spelling = if self.long.contains_key(name) {
+                format!("-{name}")
+            } else {
+                name.to_string()
+            };
+            return self.take_value(words, i + 1, (index, spelling), attached, p);
         }
         if let Some(num) = self.num
             && !name.is_empty()
             && name.bytes().all(|b| b.is_ascii_digit())
         {
             p.options.push((num, None));
+            p.spellings.push("-NUM".to_string());
             return i + 1;
         }
         p.unknown

@@ -1124,9 +1124,14 @@ impl Analyzer<'_, '_> {
         } else {
             w.clone()
         };
-        // Nothing says what it does with the path: it may read, change or remove
-        // it, and a folder whole.
+        // Nothing says what it does with the word: a URL may be fetched, a path
+        // read, changed or removed, and a folder whole.
         let _ = delete;
+        if let Some(text) = target.literal().or_else(|| as_written(&target))
+            && text.contains("://")
+        {
+            c.fetches.push(urls::parse_fetch(&text));
+        }
         for cwd in cwds {
             let p = target.to_path(cwd, self.home());
             let tree = tree_of(&p);
@@ -1163,6 +1168,12 @@ impl Analyzer<'_, '_> {
             };
         }
         c.tags.extend(spec.tags.iter().cloned());
+        // The tag `runs-code`: the program always runs code no rule can see (make's
+        // recipes, npm's scripts, a test runner's tests).
+        if spec.tags.iter().any(|t| t == "runs-code") {
+            c.runs_code = true;
+            ctx.code_given = true;
+        }
         let parsed = spec.parse_words(args);
         reasons.extend(parsed.unknown.iter().cloned());
         ctx.options_unknown |= parsed.options_unknown;
@@ -1171,10 +1182,19 @@ impl Analyzer<'_, '_> {
         }
         // Options first: they set the folder, the layout and recursion.
         let mut values: Vec<(Kind, Word)> = Vec::new();
-        for (index, value) in &parsed.options {
+        for (k, (index, value)) in parsed.options.iter().enumerate() {
             let opt = spec.option(*index);
-            c.options.push(opt.name.clone());
+            c.options.push(
+                parsed
+                    .spellings
+                    .get(k)
+                    .cloned()
+                    .unwrap_or_else(|| opt.name.clone()),
+            );
             c.tags.extend(opt.tags.iter().cloned());
+            if opt.tags.iter().any(|t| t == "runs-code") {
+                c.runs_code = true;
+            }
             ctx.recursive |= opt.recursive;
             ctx.not_read_only |= opt.not_read_only;
             if opt.runs_code {
@@ -1477,7 +1497,7 @@ impl Analyzer<'_, '_> {
                 }
                 if c.options
                     .iter()
-                    .any(|o| o == "--remote-name" || o == "--remote-name-all")
+                    .any(|o| matches!(o.as_str(), "--remote-name" | "--remote-name-all" | "-O"))
                 {
                     for f in &c.fetches.clone() {
                         let name = f.path.rsplit('/').next().unwrap_or_default();
@@ -1600,10 +1620,28 @@ impl Analyzer<'_, '_> {
             }
             "git"
                 if c.subcommand == "restore"
-                    && c.options.iter().any(|o| o == "--staged")
-                    && !c.options.iter().any(|o| o == "--worktree") =>
+                    && c.options.iter().any(|o| o == "--staged" || o == "-S")
+                    && !c.options.iter().any(|o| o == "--worktree" || o == "-W") =>
             {
                 // Only the index changes: nothing in the working tree is lost.
+                c.tags.retain(|t| t != "vcs-lose");
+            }
+            "git"
+                if matches!(c.subcommand.as_str(), "checkout" | "switch")
+                    && c.options.iter().any(|o| {
+                        matches!(
+                            o.as_str(),
+                            "-b" | "-B" | "--orphan" | "-c" | "-C" | "--create"
+                        )
+                    })
+                    && !c
+                        .options
+                        .iter()
+                        .any(|o| o == "-f" || o == "--force" || o == "-B" || o == "-C")
+                    && !c.argv.iter().any(|a| a == "--")
+                    && operands.len() <= 2 =>
+            {
+                // A new branch carries the working tree over: nothing is lost.
                 c.tags.retain(|t| t != "vcs-lose");
             }
             "git" if c.subcommand == "push" => {
@@ -1615,11 +1653,16 @@ impl Analyzer<'_, '_> {
                 }
             }
             "tar" => {
-                let creates = c
+                let creates = c.options.iter().any(|o| {
+                    matches!(
+                        o.as_str(),
+                        "--create" | "--append" | "--update" | "-c" | "-r" | "-u"
+                    )
+                });
+                let extracts = c
                     .options
                     .iter()
-                    .any(|o| o == "--create" || o == "--append" || o == "--update");
-                let extracts = c.options.iter().any(|o| o == "--extract" || o == "--get");
+                    .any(|o| matches!(o.as_str(), "--extract" | "--get" | "-x"));
                 if creates {
                     // The archive (`-f`) is written, not read.
                     let archive: Vec<String> = c.reads.drain(..).collect();
