@@ -1,0 +1,514 @@
+//! The built-in detectors: one regex each, and the checks on their matches.
+
+use regex::{Regex, RegexSet, RegexSetBuilder};
+
+use super::SIZE_LIMIT;
+use super::keys::key_value_span;
+
+/// Checks a candidate match `text[start..end]`.
+pub(super) type Validator = fn(&str, usize, usize) -> bool;
+
+/// Which part of a match is the secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Extract {
+    /// The whole match.
+    Whole,
+    /// The first capture group that took part in the match.
+    Group,
+    /// A key and a separator; the value after it is parsed by hand.
+    KeyValue,
+}
+
+/// One detector: a compiled regex and how to read its matches.
+#[derive(Debug, Clone)]
+pub(super) struct Detector {
+    pub(super) name: &'static str,
+    pub(super) regex: Regex,
+    pub(super) extract: Extract,
+    pub(super) validate: Option<Validator>,
+}
+
+/// A built-in detector before compilation.
+pub(super) struct Builtin {
+    name: &'static str,
+    pattern: &'static str,
+    extract: Extract,
+    validate: Option<Validator>,
+}
+
+/// The built-in detectors. `(?-u:\b)` is an ASCII word boundary: it keeps the
+/// fast DFA engines usable on non-ASCII text.
+pub(super) const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "private-key",
+        pattern: r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "key-value",
+        pattern: r#"[A-Za-z0-9_.\-]*(?i:pass|pwd|secret|token|cred|auth|signature|cookie|(?:api|access|private|ssh|signing|encryption|master|account|client|license|shared|app|deploy)[_.\-]?key)[A-Za-z0-9_.\-]*\\?["'`]?[ \t]*(?:=>|:=|:|=)[ \t]*"#,
+        extract: Extract::KeyValue,
+        validate: None,
+    },
+    Builtin {
+        name: "url-password",
+        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>`]*:(?P<secret>[^\s/?#"'<>`]+)@"#,
+        extract: Extract::Group,
+        validate: None,
+    },
+    Builtin {
+        name: "curl-user",
+        pattern: r#"(?-u:\b)curl(?-u:\b)[^\n]*?[ \t](?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)["']?[^\s:"']*:(?P<secret>[^\s"']+)"#,
+        extract: Extract::Group,
+        validate: None,
+    },
+    Builtin {
+        name: "netrc",
+        pattern: r"(?im)(?:^[ \t]*(?:password|passwd)[ \t]+(?P<line>\S+)[ \t\r]*$|(?-u:\b)login[ \t]+\S+[ \t]+(?:password|passwd)[ \t]+(?P<inline>\S+))",
+        extract: Extract::Group,
+        validate: None,
+    },
+    Builtin {
+        name: "bearer",
+        pattern: r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/\-]+=*)",
+        extract: Extract::Group,
+        validate: Some(bearer_credential),
+    },
+    Builtin {
+        name: "openai-anthropic",
+        pattern: r"(?-u:\b)sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
+        extract: Extract::Whole,
+        validate: Some(has_digit),
+    },
+    Builtin {
+        name: "stripe",
+        pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "github",
+        pattern: r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "github-fine-grained",
+        pattern: r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,}",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "gitlab",
+        pattern: r"(?-u:\b)gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "aws-access-key-id",
+        pattern: r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "slack",
+        pattern: r"(?-u:\b)(?:xox[abprs]|xapp)-[A-Za-z0-9\-]{10,}",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "google-api-key",
+        pattern: r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
+        extract: Extract::Whole,
+        validate: Some(not_followed_by_token_char),
+    },
+    Builtin {
+        name: "jwt",
+        pattern: r"(?-u:\b)eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "npm",
+        pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "pypi",
+        pattern: r"(?-u:\b)pypi-AgE[A-Za-z0-9_\-]{50,}",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "huggingface",
+        pattern: r"(?-u:\b)hf_[A-Za-z0-9]{30,}(?-u:\b)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+];
+
+/// `sk-…` keys always carry a digit; `sk-` kebab-case words do not.
+fn has_digit(text: &str, start: usize, end: usize) -> bool {
+    text[start..end].bytes().any(|b| b.is_ascii_digit())
+}
+
+/// A bearer credential is long and has a digit; `Bearer authentication` is prose.
+fn bearer_credential(text: &str, start: usize, end: usize) -> bool {
+    end - start >= 16 && has_digit(text, start, end)
+}
+
+/// A Google API key is exactly 35 characters after `AIza`.
+fn not_followed_by_token_char(text: &str, _start: usize, end: usize) -> bool {
+    !text[end..]
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Compiles the built-in detectors.
+pub(super) fn compile_builtins() -> Result<Vec<Detector>, regex::Error> {
+    BUILTINS
+        .iter()
+        .map(|b| {
+            Ok(Detector {
+                name: b.name,
+                regex: Regex::new(b.pattern)?,
+                extract: b.extract,
+                validate: b.validate,
+            })
+        })
+        .collect()
+}
+
+/// Builds the prefilter over the detectors' patterns, if it can be built.
+pub(super) fn build_prefilter(detectors: &[Detector]) -> Option<RegexSet> {
+    RegexSetBuilder::new(detectors.iter().map(|d| d.regex.as_str()))
+        .size_limit(SIZE_LIMIT)
+        .build()
+        .ok()
+}
+
+impl Detector {
+    /// Appends the byte spans of the secrets this detector finds in `text`.
+    pub(super) fn collect(&self, text: &str, spans: &mut Vec<(usize, usize)>) {
+        let mut push = |start: usize, end: usize| {
+            if start < end && self.validate.is_none_or(|valid| valid(text, start, end)) {
+                spans.push((start, end));
+            }
+        };
+        match self.extract {
+            Extract::Whole => {
+                for m in self.regex.find_iter(text) {
+                    push(m.start(), m.end());
+                }
+            }
+            Extract::Group => {
+                for caps in self.regex.captures_iter(text) {
+                    if let Some(m) = caps.iter().skip(1).flatten().next() {
+                        push(m.start(), m.end());
+                    }
+                }
+            }
+            Extract::KeyValue => {
+                for m in self.regex.find_iter(text) {
+                    if let Some((start, end)) = key_value_span(text, m) {
+                        push(start, end);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
+pub(super) mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::scrub::{REDACTED, Scrubber};
+
+    pub(in crate::scrub) fn scrub(text: &str) -> String {
+        Scrubber::builtin().scrub_str(text).into_owned()
+    }
+
+    // Realistic-looking but fake credentials.
+    pub(in crate::scrub) const GHP: &str = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    pub(in crate::scrub) const SK: &str = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z";
+    pub(in crate::scrub) const SK_ANT: &str = "sk-ant-api03-AbCdEf012345GhIjKl678901MnOpQr";
+    pub(in crate::scrub) const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    pub(in crate::scrub) const AWS: &str = "AKIAIOSFODNN7EXAMPLE";
+    pub(in crate::scrub) const PEM_RSA: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c2\nZm9vYmFyYmF6\n-----END RSA PRIVATE KEY-----";
+
+    /// (detector, input, expected output)
+    pub(in crate::scrub) fn positives() -> Vec<(&'static str, String, String)> {
+        let r = REDACTED;
+        vec![
+            // private-key
+            ("private-key", format!("key:\n{PEM_RSA}\ndone"), format!("key:\n{r}\ndone")),
+            (
+                "private-key",
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----\n".into(),
+                format!("{r}\n"),
+            ),
+            (
+                "private-key",
+                "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIrYSSNQFaA==\n-----END EC PRIVATE KEY-----".into(),
+                r.into(),
+            ),
+            (
+                "private-key",
+                "x -----BEGIN ENCRYPTED PRIVATE KEY-----\\nMIIFHDBOBgkqhkiG9w0BBQ0w\\n-----END ENCRYPTED PRIVATE KEY----- y".into(),
+                format!("x {r} y"),
+            ),
+            (
+                "private-key",
+                "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n(truncated)".into(),
+                r.into(),
+            ),
+            // authorization headers
+            ("key-value", "Authorization: Bearer abc.def-123".into(), format!("Authorization: {r}")),
+            ("key-value", "authorization: basic dXNlcjpwYXNzd29yZA==\nHost: x".into(), format!("authorization: {r}\nHost: x")),
+            ("key-value", "> Proxy-Authorization: Basic Zm9vOmJhcg==".into(), format!("> Proxy-Authorization: {r}")),
+            (
+                "key-value",
+                r#"curl -H "Authorization: Bearer abc123" https://api.example.com"#.into(),
+                format!(r#"curl -H "Authorization: {r}" https://api.example.com"#),
+            ),
+            ("key-value", r#"{"authorization": "Bearer xyz789"}"#.into(), format!(r#"{{"authorization": "{r}"}}"#)),
+            ("key-value", "Cookie: session=abc; csrftoken=def".into(), format!("Cookie: {r}")),
+            // key=value pairs
+            ("key-value", "export DB_PASSWORD=hunter2".into(), format!("export DB_PASSWORD={r}")),
+            ("key-value", "mysql --password=s3cr3t! --user=root".into(), format!("mysql --password={r} --user=root")),
+            ("key-value", "GET /cb?code=1&api_key=abc123&x=1".into(), format!("GET /cb?code=1&api_key={r}&x=1")),
+            ("key-value", "Server=db;User Id=sa;Password=Pa55w0rd;".into(), format!("Server=db;User Id=sa;Password={r};")),
+            ("key-value", "client_secret: 'abc def'".into(), format!("client_secret: '{r}'")),
+            ("key-value", "password: hunter2".into(), format!("password: {r}")),
+            ("key-value", "spring.datasource.password=tiger".into(), format!("spring.datasource.password={r}")),
+            ("key-value", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG".into(), format!("aws_secret_access_key = {r}")),
+            ("key-value", r#"const apiKey = "k-123";"#.into(), format!(r#"const apiKey = "{r}";"#)),
+            ("key-value", "X-Api-Key: abcdef".into(), format!("X-Api-Key: {r}")),
+            ("key-value", "token: Bearer abc".into(), format!("token: {r}")),
+            ("key-value", "config = {:access_token => 'xyz'}".into(), format!("config = {{:access_token => '{r}'}}")),
+            ("key-value", r#"{"token":12345,"n":1}"#.into(), format!(r#"{{"token":{r},"n":1}}"#)),
+            ("key-value", r#"{\"password\": \"p4ss\"}"#.into(), format!(r#"{{\"password\": \"{r}\"}}"#)),
+            ("key-value", "GITHUB_TOKEN=abc PWD=/work".into(), format!("GITHUB_TOKEN={r} PWD=/work")),
+            ("key-value", "DB_PASS=abc".into(), format!("DB_PASS={r}")),
+            ("key-value", "credentials: xyz".into(), format!("credentials: {r}")),
+            (
+                "key-value",
+                "passphrase: correct horse battery staple # note\nuser: bob".into(),
+                format!("passphrase: {r} # note\nuser: bob"),
+            ),
+            ("key-value", "[db]\npassword = two words\n".into(), format!("[db]\npassword = {r}\n")),
+            ("key-value", "const c = { token: abc123 };".into(), format!("const c = {{ token: {r} }};")),
+            ("key-value", "{password: abc, user: x}".into(), format!("{{password: {r}, user: x}}")),
+            // url-password
+            ("url-password", "git clone https://bob:hunter2@github.com/x/y".into(), format!("git clone https://bob:{r}@github.com/x/y")),
+            ("url-password", "redis://:s3cret@localhost:6379/0".into(), format!("redis://:{r}@localhost:6379/0")),
+            ("url-password", "postgres://app:p@ss:w0rd@db:5432/app".into(), format!("postgres://app:{r}@db:5432/app")),
+            // curl-user
+            ("curl-user", "curl -u admin:hunter2 https://x".into(), format!("curl -u admin:{r} https://x")),
+            ("curl-user", "curl -s --user 'admin:hunter2' https://x".into(), format!("curl -s --user 'admin:{r}' https://x")),
+            // netrc
+            ("netrc", "machine github.com login bob password hunter2".into(), format!("machine github.com login bob password {r}")),
+            ("netrc", "machine x\n  login bob\n  password hunter2\n".into(), format!("machine x\n  login bob\n  password {r}\n")),
+            // bearer
+            ("bearer", "X-Custom: Bearer abcdef0123456789xyz".into(), format!("X-Custom: Bearer {r}")),
+            // openai / anthropic
+            ("openai-anthropic", format!("key {SK} ok"), format!("key {r} ok")),
+            ("openai-anthropic", format!("({SK_ANT})"), format!("({r})")),
+            ("openai-anthropic", "sk-1234567890abcdefghijklmnopqrstuvwxyzABCDEFGHIJ".into(), r.into()),
+            // stripe
+            ("stripe", "sk_live_4eC39HqLyjWDarjtT1zdp7dc".into(), r.into()),
+            ("stripe", "rk_test_51HqLyjWDarjtT1zdp7dcXyZ".into(), r.into()),
+            // github
+            ("github", format!("token {GHP}."), format!("token {r}.")),
+            ("github", "gho_16C7e42F292c6912E7710c838347Ae178B4a".into(), r.into()),
+            ("github", "ghu_16C7e42F292c6912E7710c838347Ae178B4a".into(), r.into()),
+            ("github", "ghs_16C7e42F292c6912E7710c838347Ae178B4a".into(), r.into()),
+            ("github", "ghr_16C7e42F292c6912E7710c838347Ae178B4a".into(), r.into()),
+            (
+                "github-fine-grained",
+                "github_pat_11ABCDEFG0123456789abc_0123456789abcdefghijABCDEFGHIJ0123456789abcdefghijABCDEF".into(),
+                r.into(),
+            ),
+            // gitlab
+            ("gitlab", "glpat-xxxxxxxxxxxxxxxxxxxx".into(), r.into()),
+            ("gitlab", "use glpat-AbCdEf0123456789_-zz. Done".into(), format!("use {r}. Done")),
+            // aws
+            ("aws-access-key-id", format!("id={AWS}"), format!("id={r}")),
+            ("aws-access-key-id", "ASIAY34FZKBOKMUTVV7A is temporary".into(), format!("{r} is temporary")),
+            // slack
+            ("slack", "xoxb-2635482374-2634823746-abcdEFGHijklMNOP".into(), r.into()),
+            ("slack", "xoxp-123456789012-abcdef".into(), r.into()),
+            ("slack", "xoxa-2-123456789012".into(), r.into()),
+            ("slack", "xoxr-123456789012".into(), r.into()),
+            ("slack", "xoxs-123456789012".into(), r.into()),
+            // google
+            ("google-api-key", "key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q here".into(), format!("key {r} here")),
+            // jwt
+            ("jwt", format!("got {JWT} back"), format!("got {r} back")),
+            // npm / pypi / huggingface
+            ("npm", "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789".into(), format!("//registry.npmjs.org/:_authToken={r}")),
+            ("npm", "npm_abcdefghijklmnopqrstuvwxyz0123456789".into(), r.into()),
+            ("pypi", "pypi-AgEIcHlwaS5vcmcCJGI2ZTFmNjM4LWE4NTctNDQ2NC04ZmE4LWE5ZDRkYzc0YzFlYwACKlsz".into(), r.into()),
+            ("huggingface", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567".into(), r.into()),
+        ]
+    }
+
+    /// (detector the input nearly trips, input that must survive unchanged)
+    pub(in crate::scrub) fn near_misses() -> Vec<(&'static str, &'static str)> {
+        vec![
+            (
+                "private-key",
+                "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOC\n-----END PUBLIC KEY-----",
+            ),
+            (
+                "private-key",
+                "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE\n-----END CERTIFICATE-----",
+            ),
+            (
+                "private-key",
+                "the private key is stored in ~/.ssh/id_ed25519",
+            ),
+            ("key-value", "Please reset your password before logging in."),
+            ("key-value", "The Authorization header is required."),
+            (
+                "key-value",
+                "max_tokens=5 tokens_used: 10 \"input_tokens\": 42",
+            ),
+            ("key-value", "author: Jane Doe\nkeyboard=us\nsecretary: Bob"),
+            (
+                "key-value",
+                "token_count=17 password_min_length: 12 token_type: bearer",
+            ),
+            ("key-value", "PWD=/work/main\nOLDPWD=/root"),
+            ("key-value", "test result: ok. 5 passed; 0 failed; pass=5"),
+            (
+                "key-value",
+                "fn login(password: String, token: &str) -> bool {",
+            ),
+            (
+                "key-value",
+                "let token = get_token(&config);\nif token == \"\" { return; }",
+            ),
+            (
+                "key-value",
+                "password = self.password\nsecret = cfg.secret;",
+            ),
+            (
+                "key-value",
+                "password: ${{ secrets.DB_PASSWORD }}\nDB_PASSWORD=$DB_PASSWORD",
+            ),
+            (
+                "key-value",
+                "\"password\": \"\", \"token\": null, \"auth\": true",
+            ),
+            (
+                "key-value",
+                "connecting to auth.docker.io:443 and http://auth:8080/",
+            ),
+            (
+                "key-value",
+                "use auth::login;\nconnect(user=u, password=pw)",
+            ),
+            ("key-value", "\"credentials\": {"),
+            ("url-password", "https://user@example.com/path"),
+            ("url-password", "http://localhost:8080/api?x=a@b"),
+            ("url-password", "git@github.com:org/repo.git"),
+            ("curl-user", "curl -u admin https://x"),
+            ("curl-user", "docker run -u 1000:1000 image"),
+            ("netrc", "password reset required"),
+            ("netrc", "machine github.com login bob"),
+            ("bearer", "Bearer tokens are opaque strings."),
+            ("bearer", "Bearer authentication-for-everyone"),
+            ("openai-anthropic", "sk-abc123"),
+            ("openai-anthropic", "the skeleton crew"),
+            ("openai-anthropic", "task-1234567890abcdefghijklmnop"),
+            ("openai-anthropic", "sk-some-very-long-css-class-name"),
+            ("stripe", "sk_live_short"),
+            ("github", "ghp_abc123"),
+            ("github", "ghx_16C7e42F292c6912E7710c838347Ae178B4a"),
+            ("github-fine-grained", "github_pat_short"),
+            ("gitlab", "glpat-short"),
+            ("aws-access-key-id", "AKIAabcdefghijklmnop"),
+            ("aws-access-key-id", "AKIAIOSFODNN7EXAMPL"),
+            ("aws-access-key-id", "AKIAIOSFODNN7EXAMPLEXX"),
+            ("slack", "xoxo-123456789012 and xoxb-123"),
+            ("google-api-key", "AIzaSyA1b2C3d4E5f6G7h8"),
+            (
+                "google-api-key",
+                "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7R8",
+            ),
+            ("jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"),
+            ("jwt", "aGVsbG8gd29ybGQ.dGhpcyBpcyBiYXNlNjQ.c2lnbmF0dXJl"),
+            ("npm", "npm_config_cache=/tmp/npm"),
+            ("pypi", "pypi-AgEshort"),
+            ("huggingface", "hf_hub_download(repo_id)"),
+        ]
+    }
+
+    #[test]
+    fn every_builtin_pattern_compiles() {
+        assert_eq!(compile_builtins().unwrap().len(), BUILTINS.len());
+        assert!(build_prefilter(&compile_builtins().unwrap()).is_some());
+    }
+
+    #[test]
+    fn detector_positives() {
+        let s = Scrubber::builtin();
+        for (detector, input, expected) in positives() {
+            assert_eq!(
+                scrub(&input),
+                expected,
+                "detector {detector}, input {input:?}"
+            );
+            assert!(
+                s.detect(&input).contains(&detector),
+                "detector {detector} did not fire on {input:?}: {:?}",
+                s.detect(&input)
+            );
+            assert!(s.contains_secret(&input), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn detector_near_misses_survive() {
+        let s = Scrubber::builtin();
+        for (detector, input) in near_misses() {
+            let out = s.scrub_str(input);
+            assert!(
+                matches!(out, Cow::Borrowed(_)),
+                "detector {detector}: {input:?} became {out:?}"
+            );
+            assert_eq!(out, input);
+            assert!(!s.contains_secret(input));
+            assert!(
+                s.detect(input).is_empty(),
+                "{input:?}: {:?}",
+                s.detect(input)
+            );
+        }
+    }
+
+    #[test]
+    fn every_builtin_detector_has_a_positive_and_a_near_miss() {
+        let positives = positives();
+        let misses = near_misses();
+        for builtin in BUILTINS {
+            assert!(
+                positives.iter().any(|p| p.0 == builtin.name),
+                "no positive for {}",
+                builtin.name
+            );
+            assert!(
+                misses.iter().any(|m| m.0 == builtin.name),
+                "no near miss for {}",
+                builtin.name
+            );
+        }
+    }
+}
