@@ -41,9 +41,21 @@ pub(super) struct Builtin {
 pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "private-key",
-        pattern: r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+        pattern: r"(?s)-----(?i-u:BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----(?:.*?-----(?i-u:END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----|.*)",
         extract: Extract::Whole,
         validate: None,
+    },
+    Builtin {
+        name: "putty-private-key",
+        pattern: r"(?s)PuTTY-User-Key-File-[23]:.*?(Private-Lines:.*?(?:Private-MAC:[ \t]*[0-9A-Fa-f]+|\z))",
+        extract: Extract::Group,
+        validate: None,
+    },
+    Builtin {
+        name: "jwk-private",
+        pattern: r#"\\?"(?:d|p|q|dp|dq|qi|k)\\?"[ \t]*:[ \t]*\\?"([A-Za-z0-9_\-+/=]+)"#,
+        extract: Extract::Group,
+        validate: Some(in_jwk),
     },
     Builtin {
         name: "key-value",
@@ -167,6 +179,51 @@ fn not_followed_by_token_char(text: &str, _start: usize, end: usize) -> bool {
         .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// How far a JWK member looks for the braces of its object.
+const JWK_REACH: usize = 16 << 10;
+
+/// A JWK private member (`"d"`, `"p"`, …) counts only in a JSON object that
+/// also has a `"kty"` member: `{"d": "2024-01-01"}` is no key.
+fn in_jwk(text: &str, start: usize, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    let kty_at = |i: usize| {
+        i.checked_sub(1).and_then(|p| bytes.get(p)) == Some(&b'"')
+            && bytes
+                .get(i..)
+                .is_some_and(|rest| rest.starts_with(b"kty\"") || rest.starts_with(b"kty\\\""))
+    };
+    // Back to the `{` that opens the member's object.
+    let mut depth = 0usize;
+    let mut opened = false;
+    for i in (start.saturating_sub(JWK_REACH)..start).rev() {
+        match bytes.get(i) {
+            Some(b'}') => depth += 1,
+            Some(b'{') if depth == 0 => {
+                opened = true;
+                break;
+            }
+            Some(b'{') => depth -= 1,
+            _ if depth == 0 && kty_at(i) => return true,
+            _ => {}
+        }
+    }
+    if !opened {
+        return false;
+    }
+    // On to the `}` that closes it.
+    depth = 0;
+    for i in end..bytes.len().min(end + JWK_REACH) {
+        match bytes.get(i) {
+            Some(b'{') => depth += 1,
+            Some(b'}') if depth == 0 => return false,
+            Some(b'}') => depth -= 1,
+            _ if depth == 0 && kty_at(i) => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Compiles the built-in detectors.
 pub(super) fn compile_builtins() -> Result<Vec<Detector>, regex::Error> {
     BUILTINS
@@ -240,6 +297,7 @@ pub(super) mod tests {
     pub(in crate::scrub) const SK_ANT: &str = "sk-ant-api03-AbCdEf012345GhIjKl678901MnOpQr";
     pub(in crate::scrub) const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
     pub(in crate::scrub) const AWS: &str = "AKIAIOSFODNN7EXAMPLE";
+    const PUTTY_PUBLIC: &str = "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: eddsa-key-20240101\nPublic-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIGxvbmdwdWJsaWNrZXlieXRlc2hlcmVmb3J0ZXN0\naW5nb25seQ==\n";
     pub(in crate::scrub) const PEM_RSA: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c2\nZm9vYmFyYmF6\n-----END RSA PRIVATE KEY-----";
 
     /// (detector, input, expected output)
@@ -267,6 +325,48 @@ pub(super) mod tests {
                 "private-key",
                 "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n(truncated)".into(),
                 r.into(),
+            ),
+            (
+                "private-key",
+                "-----begin rsa private key-----\nmiiepaibaakcaqea1c2\n-----end rsa private key-----\nok".into(),
+                format!("{r}\nok"),
+            ),
+            // putty-private-key
+            (
+                "putty-private-key",
+                format!("{PUTTY_PUBLIC}Private-Lines: 1\nAAAAIHByaXZhdGVrZXlieXRlc2Zvcm5vYm9keTEyMzQ1Njc4\nPrivate-MAC: 5a8f4c2e1b7d9a3f6e0c8b2d4f1a7e9c3b5d8f0a2c4e6b8d0f1a3c5e7b9d1f2a\n$ ls"),
+                format!("{PUTTY_PUBLIC}{r}\n$ ls"),
+            ),
+            (
+                "putty-private-key",
+                "PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\nPublic-Lines: 1\r\nAAAAB3NzaC1yc2EAAAABJQAAAQEA\r\nPrivate-Lines: 2\r\nc2VjcmV0cHJpdmF0ZWJ5dGVz\r\nbW9yZXNlY3JldGJ5dGVz\r\nPrivate-MAC: 0123456789abcdef0123456789abcdef01234567\r\n".into(),
+                format!("PuTTY-User-Key-File-2: ssh-rsa\r\nEncryption: aes256-cbc\r\nPublic-Lines: 1\r\nAAAAB3NzaC1yc2EAAAABJQAAAQEA\r\n{r}\r\n"),
+            ),
+            (
+                "putty-private-key",
+                format!("{PUTTY_PUBLIC}Private-Lines: 1\nAAAAIHByaXZh\n(truncated)"),
+                format!("{PUTTY_PUBLIC}{r}"),
+            ),
+            // jwk-private
+            (
+                "jwk-private",
+                r#"{"kty":"RSA","n":"0vx7agoebGcQSuu","e":"AQAB","d":"X4cTteJY_gn4FYPsXB8rdXix5vwsg1FLN","p":"83i-7IvMGXoMXCskv","q":"4-dpcwD1","dp":"G4sPXkc6Ya9y8oJW","dq":"s9lAH9fggBsoFR8Oac2R","qi":"GyM_p5ZdAHJ8YU3"}"#.into(),
+                format!(r#"{{"kty":"RSA","n":"0vx7agoebGcQSuu","e":"AQAB","d":"{r}","p":"{r}","q":"{r}","dp":"{r}","dq":"{r}","qi":"{r}"}}"#),
+            ),
+            (
+                "jwk-private",
+                "{\n  \"d\": \"nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A\",\n  \"kty\": \"OKP\",\n  \"crv\": \"Ed25519\"\n}".into(),
+                format!("{{\n  \"d\": \"{r}\",\n  \"kty\": \"OKP\",\n  \"crv\": \"Ed25519\"\n}}"),
+            ),
+            (
+                "jwk-private",
+                r#"{"keys": [{"kty": "oct", "k": "GawgguFyGrWKav7AX4VKUg", "alg": "HS256"}, {"kty": "RSA", "e": "AQAB"}]}"#.into(),
+                format!(r#"{{"keys": [{{"kty": "oct", "k": "{r}", "alg": "HS256"}}, {{"kty": "RSA", "e": "AQAB"}}]}}"#),
+            ),
+            (
+                "jwk-private",
+                r#"{\"kty\":\"EC\",\"crv\":\"P-256\",\"d\":\"jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI\"}"#.into(),
+                format!(r#"{{\"kty\":\"EC\",\"crv\":\"P-256\",\"d\":\"{r}\"}}"#),
             ),
             // authorization headers
             ("key-value", "Authorization: Bearer abc.def-123".into(), format!("Authorization: {r}")),
@@ -373,6 +473,31 @@ pub(super) mod tests {
             (
                 "private-key",
                 "the private key is stored in ~/.ssh/id_ed25519",
+            ),
+            (
+                "private-key",
+                "-----begin certificate-----\nmiiddzccal+gawibagie\n-----end certificate-----\nbegin private key rotation",
+            ),
+            (
+                "putty-private-key",
+                "convert it: puttygen key.ppk (a PuTTY-User-Key-File-3: file) -O private-openssh",
+            ),
+            (
+                "putty-private-key",
+                "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 2\nAAAAC3NzaC1lZDI1NTE5\n",
+            ),
+            ("putty-private-key", "Private-Lines: 14\nPrivate-MAC: abc"),
+            (
+                "jwk-private",
+                r#"{"kty":"RSA","kid":"k1","use":"sig","n":"0vx7agoebGcQSuu","e":"AQAB"}"#,
+            ),
+            (
+                "jwk-private",
+                r#"{"d": "2024-01-01", "p": "page-2", "q": "search", "k": "v1"}"#,
+            ),
+            (
+                "jwk-private",
+                r#"{"k": "v1", "meta": {"kty": "RSA", "n": "abc"}}"#,
             ),
             ("key-value", "Please reset your password before logging in."),
             ("key-value", "The Authorization header is required."),

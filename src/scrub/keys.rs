@@ -10,6 +10,9 @@ const HEADER_KEYS: &[&str] = &[
     "set-cookie",
 ];
 
+/// The private members of a JSON Web Key (an object with a `"kty"` member).
+pub(super) const JWK_PRIVATE_MEMBERS: &[&str] = &["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
+
 /// Segments that make a key sensitive on their own.
 const SENSITIVE_SEGMENTS: &[&str] = &[
     "password",

@@ -8,7 +8,9 @@
 //!
 //! | detector | what is replaced |
 //! | --- | --- |
-//! | `private-key` | a whole PEM `-----BEGIN … PRIVATE KEY-----` block (RSA, EC, OPENSSH, ENCRYPTED, PKCS#8, PGP `… PRIVATE KEY BLOCK`); an unterminated block is redacted to the end of the text |
+//! | `private-key` | a whole PEM `-----BEGIN … PRIVATE KEY-----` block (RSA, EC, OPENSSH, ENCRYPTED, PKCS#8, PGP `… PRIVATE KEY BLOCK`), armour in either case; an unterminated block is redacted to the end of the text |
+//! | `putty-private-key` | in a `PuTTY-User-Key-File-2:`/`-3:` key, everything from `Private-Lines:` through the `Private-MAC:` value (to the end of the text if cut short); the public half stays |
+//! | `jwk-private` | the values of a JSON Web Key's private members `"d"`, `"p"`, `"q"`, `"dp"`, `"dq"`, `"qi"`, `"k"`, in an object that also has `"kty"` (within 16 KiB) |
 //! | `key-value` | the value of a sensitive key in `key=value`, `key: value`, `key => value`, `key := value`, `"key": "value"`, `'key': 'value'`, `\"key\": \"value\"`; the key stays visible. `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` take the rest of the line (or the quoted string) |
 //! | `url-password` | the password in `scheme://user:password@host` (the user stays) |
 //! | `curl-user` | the password in `curl -u user:password` / `--user` / `--proxy-user` |
@@ -90,7 +92,9 @@
 //! [`Scrubber::scrub_str`]. Below a sensitive key every string and number is
 //! replaced by `"[REDACTED]"`, however deep: `{"api_keys": ["a", "b"]}` and
 //! `{"credentials": {"user": "x", "key": "y"}}` hide every leaf. Booleans,
-//! nulls and empty strings stay, as they hold no secret.
+//! nulls and empty strings stay, as they hold no secret. An object with a
+//! string `"kty"` member is a JSON Web Key: its private members `d`, `p`,
+//! `q`, `dp`, `dq`, `qi`, `k` and `oth` count as sensitive keys.
 //!
 //! # Guarantees
 //!
@@ -113,6 +117,7 @@ mod detectors;
 mod keys;
 
 use detectors::{Detector, Extract, build_prefilter, compile_builtins};
+use keys::JWK_PRIVATE_MEMBERS;
 pub use keys::is_sensitive_key;
 
 /// What every secret is replaced by.
@@ -294,11 +299,16 @@ impl Scrubber {
                 }
             }
             Value::Object(map) => {
+                let jwk = map.get("kty").is_some_and(Value::is_string);
+                let child_sensitive = |key: &str| {
+                    sensitive
+                        || is_sensitive_key(key)
+                        || (jwk && JWK_PRIVATE_MEMBERS.contains(&key))
+                };
                 if map.keys().any(|k| self.contains_secret(k)) {
                     let old = std::mem::take(map);
                     for (key, mut item) in old {
-                        let child_sensitive = sensitive || is_sensitive_key(&key);
-                        self.scrub_json_inner(&mut item, child_sensitive);
+                        self.scrub_json_inner(&mut item, child_sensitive(&key));
                         let mut new_key = self.scrub_str(&key).into_owned();
                         let base = new_key.clone();
                         let mut n = 2;
@@ -310,7 +320,7 @@ impl Scrubber {
                     }
                 } else {
                     for (key, item) in map.iter_mut() {
-                        self.scrub_json_inner(item, sensitive || is_sensitive_key(key));
+                        self.scrub_json_inner(item, child_sensitive(key));
                     }
                 }
             }
@@ -587,6 +597,38 @@ mod tests {
         let again = value.clone();
         s.scrub_json(&mut value);
         assert_eq!(value, again);
+    }
+
+    #[test]
+    fn json_web_keys() {
+        let s = Scrubber::builtin();
+        let mut value = json!({
+            "keys": [
+                {"kty": "RSA", "kid": "k1", "n": "0vx7", "e": "AQAB", "d": "X4cT", "p": "83i",
+                 "q": "4-dp", "dp": "G4s", "dq": "s9l", "qi": "GyM",
+                 "oth": [{"r": "x", "d": "y", "t": "z"}]},
+                {"kty": "oct", "k": "Gawg", "alg": "HS256"},
+                {"kty": "EC", "crv": "P-256", "x": "f83O", "y": "x_FE"},
+            ],
+            "d": "2024-01-01",
+            "p": {"k": "page"},
+        });
+        s.scrub_json(&mut value);
+        let r = REDACTED;
+        assert_eq!(
+            value,
+            json!({
+                "keys": [
+                    {"kty": "RSA", "kid": "k1", "n": "0vx7", "e": "AQAB", "d": r, "p": r,
+                     "q": r, "dp": r, "dq": r, "qi": r,
+                     "oth": [{"r": r, "d": r, "t": r}]},
+                    {"kty": "oct", "k": r, "alg": "HS256"},
+                    {"kty": "EC", "crv": "P-256", "x": "f83O", "y": "x_FE"},
+                ],
+                "d": "2024-01-01",
+                "p": {"k": "page"},
+            })
+        );
     }
 
     #[test]
