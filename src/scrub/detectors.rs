@@ -65,9 +65,21 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "url-password",
-        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>`]*:(?P<secret>[^\s/?#"'<>`]+)@"#,
+        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>`]*:(?:([^\s/?#"'<>`]+)|([^\s:/?#@"'<>`]*[/#][^\s?@"'<>`]*))@"#,
         extract: Extract::Group,
-        validate: None,
+        validate: Some(url_password),
+    },
+    Builtin {
+        name: "url-token",
+        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://([A-Za-z0-9_\-]{20,})@"#,
+        extract: Extract::Group,
+        validate: Some(token_like),
+    },
+    Builtin {
+        name: "url-query-password",
+        pattern: r#"(?i)[^\s&?][?&](?:pass|pw|pwd|passwd|password)=([^&#\s"'<>`]+)"#,
+        extract: Extract::Group,
+        validate: Some(not_a_placeholder),
     },
     Builtin {
         name: "curl-user",
@@ -130,10 +142,22 @@ pub(super) const BUILTINS: &[Builtin] = &[
         validate: None,
     },
     Builtin {
+        name: "slack-webhook",
+        pattern: r"(?-u:\b)https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9_\-]+/){2,3}([A-Za-z0-9]{16,})",
+        extract: Extract::Group,
+        validate: Some(last_path_segment),
+    },
+    Builtin {
         name: "google-api-key",
         pattern: r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
         extract: Extract::Whole,
         validate: Some(not_followed_by_token_char),
+    },
+    Builtin {
+        name: "azure-sas",
+        pattern: r"(?i)(?:[?&]|(?-u:\b)SharedAccessSignature[ \t]+)sig=([A-Za-z0-9%+/=_\-]{16,})",
+        extract: Extract::Group,
+        validate: None,
     },
     Builtin {
         name: "jwt",
@@ -159,6 +183,12 @@ pub(super) const BUILTINS: &[Builtin] = &[
         extract: Extract::Whole,
         validate: None,
     },
+    Builtin {
+        name: "discord-webhook",
+        pattern: r"(?-u:\b)https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]+)?/webhooks/[0-9]+/([A-Za-z0-9_\-]{20,})",
+        extract: Extract::Group,
+        validate: None,
+    },
 ];
 
 /// `sk-…` keys always carry a digit; `sk-` kebab-case words do not.
@@ -177,6 +207,48 @@ fn not_followed_by_token_char(text: &str, _start: usize, end: usize) -> bool {
         .bytes()
         .next()
         .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The secret of a webhook URL is its last path segment.
+fn last_path_segment(text: &str, _start: usize, end: usize) -> bool {
+    !text[end..].starts_with('/')
+}
+
+/// A URL password with `/` or `#` in it is one only if what comes before the
+/// first of them is not a port: `http://host:8080/users/bob@example.com`.
+fn url_password(text: &str, start: usize, end: usize) -> bool {
+    let value = &text[start..end];
+    value.find(['/', '#']).is_none_or(|i| {
+        let head = &value[..i];
+        !head.is_empty() && !head.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// A bare URL user name is a token when it has letters and digits, and
+/// either both cases or at least 32 characters; `firstname_lastname_1990` is
+/// a user name.
+fn token_like(text: &str, start: usize, end: usize) -> bool {
+    let value = &text.as_bytes()[start..end];
+    let upper = value.iter().any(u8::is_ascii_uppercase);
+    let lower = value.iter().any(u8::is_ascii_lowercase);
+    value.iter().any(u8::is_ascii_digit)
+        && (upper || lower)
+        && ((upper && lower) || value.len() >= 32)
+}
+
+/// A value that names a secret rather than holding one: a variable or
+/// command substitution (`$PW`, `"$(cat f)"`, `%PW%`, `{{ .pw }}`), a
+/// `<placeholder>`, or a mask (`***`). Single quotes keep `$` literal.
+fn not_a_placeholder(text: &str, start: usize, end: usize) -> bool {
+    let value = &text[start..end];
+    if text[..start].ends_with('\'') {
+        return true;
+    }
+    !(value.starts_with('$')
+        || value.starts_with("{{")
+        || (value.len() > 1 && value.starts_with('%') && value.ends_with('%'))
+        || (value.starts_with('<') && value.ends_with('>'))
+        || value.bytes().all(|b| b == b'*'))
 }
 
 /// How far a JWK member looks for the braces of its object.
@@ -409,6 +481,18 @@ pub(super) mod tests {
             ("url-password", "git clone https://bob:hunter2@github.com/x/y".into(), format!("git clone https://bob:{r}@github.com/x/y")),
             ("url-password", "redis://:s3cret@localhost:6379/0".into(), format!("redis://:{r}@localhost:6379/0")),
             ("url-password", "postgres://app:p@ss:w0rd@db:5432/app".into(), format!("postgres://app:{r}@db:5432/app")),
+            ("url-password", "https://user:pa#ss@host/x".into(), format!("https://user:{r}@host/x")),
+            ("url-password", "https://user:pa/ss@host/a@b".into(), format!("https://user:{r}@host/a@b")),
+            ("url-password", "https://x-access-token:v1.a1b2c3d4e5@github.com/o/r".into(), format!("https://x-access-token:{r}@github.com/o/r")),
+            // url-token
+            ("url-token", format!("git clone https://{GHP}@github.com/o/r.git"), format!("git clone https://{r}@github.com/o/r.git")),
+            ("url-token", "https://AbCdEf0123456789GhIjKl@git.example.com/r.git".into(), format!("https://{r}@git.example.com/r.git")),
+            ("url-token", "https://0123456789abcdef0123456789abcdef01234567@api.example.com".into(), format!("https://{r}@api.example.com")),
+            // url-query-password
+            ("url-query-password", "https://example.com/login?user=bob&pass=hunter2&x=1".into(), format!("https://example.com/login?user=bob&pass={r}&x=1")),
+            ("url-query-password", "http://cam.local/snapshot.cgi?user=admin&pw=s3cr3t".into(), format!("http://cam.local/snapshot.cgi?user=admin&pw={r}")),
+            ("url-query-password", "GET /api?PWD=Pa55w0rd HTTP/1.1".into(), format!("GET /api?PWD={r} HTTP/1.1")),
+            ("url-query-password", "https://x.example/?a=1&pass=hunter2#top".into(), format!("https://x.example/?a=1&pass={r}#top")),
             // curl-user
             ("curl-user", "curl -u admin:hunter2 https://x".into(), format!("curl -u admin:{r} https://x")),
             ("curl-user", "curl -s --user 'admin:hunter2' https://x".into(), format!("curl -s --user 'admin:{r}' https://x")),
@@ -447,15 +531,67 @@ pub(super) mod tests {
             ("slack", "xoxa-2-123456789012".into(), r.into()),
             ("slack", "xoxr-123456789012".into(), r.into()),
             ("slack", "xoxs-123456789012".into(), r.into()),
+            (
+                "slack-webhook",
+                "curl -X POST https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX -d x".into(),
+                format!("curl -X POST https://hooks.slack.com/services/T00000000/B00000000/{r} -d x"),
+            ),
+            (
+                "slack-webhook",
+                "https://hooks.slack.com/workflows/T01ABCDEF/A02BCDEFG/123456789012345678/abcdefGHIJKL0123456789ab".into(),
+                format!("https://hooks.slack.com/workflows/T01ABCDEF/A02BCDEFG/123456789012345678/{r}"),
+            ),
             // google
             ("google-api-key", "key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q here".into(), format!("key {r} here")),
+            // azure
+            (
+                "azure-sas",
+                "https://acct.blob.core.windows.net/c/b.txt?sv=2021-08-06&sp=r&se=2030-01-01T00:00:00Z&sig=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA%3D%3D".into(),
+                format!("https://acct.blob.core.windows.net/c/b.txt?sv=2021-08-06&sp=r&se=2030-01-01T00:00:00Z&sig={r}"),
+            ),
+            (
+                "azure-sas",
+                "SAS=SharedAccessSignature sr=https%3A%2F%2Fns.servicebus.windows.net%2Fq&sig=abcDEF123%2Bxyz%3D456789&se=1700000000&skn=Root".into(),
+                format!("SAS=SharedAccessSignature sr=https%3A%2F%2Fns.servicebus.windows.net%2Fq&sig={r}&se=1700000000&skn=Root"),
+            ),
+            (
+                "azure-sas",
+                "SharedAccessSignature sig=abcDEF123%2Bxyz%3D456789&se=1&sr=x".into(),
+                format!("SharedAccessSignature sig={r}&se=1&sr=x"),
+            ),
+            (
+                "key-value",
+                "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFy+YmF6/cXV4==;EndpointSuffix=core.windows.net".into(),
+                format!("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={r};EndpointSuffix=core.windows.net"),
+            ),
+            (
+                "key-value",
+                "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abc+def/123=".into(),
+                format!("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={r}"),
+            ),
             // jwt
             ("jwt", format!("got {JWT} back"), format!("got {r} back")),
             // npm / pypi / huggingface
             ("npm", "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789".into(), format!("//registry.npmjs.org/:_authToken={r}")),
             ("npm", "npm_abcdefghijklmnopqrstuvwxyz0123456789".into(), r.into()),
+            (
+                "key-value",
+                "//registry.npmjs.org/:_authToken=00000000-0000-0000-0000-000000000000".into(),
+                format!("//registry.npmjs.org/:_authToken={r}"),
+            ),
             ("pypi", "pypi-AgEIcHlwaS5vcmcCJGI2ZTFmNjM4LWE4NTctNDQ2NC04ZmE4LWE5ZDRkYzc0YzFlYwACKlsz".into(), r.into()),
             ("huggingface", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567".into(), r.into()),
+            // discord
+            (
+                "discord-webhook",
+                "https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz_0123456789-abcdefghijklmnopqrstuvwx".into(),
+                format!("https://discord.com/api/webhooks/123456789012345678/{r}"),
+            ),
+            (
+                "discord-webhook",
+                "post to https://discordapp.com/api/webhooks/1/abcdefghijklmnopqrstuvwxyz012345 now".into(),
+                format!("post to https://discordapp.com/api/webhooks/1/{r} now"),
+            ),
         ]
     }
 
@@ -544,6 +680,31 @@ pub(super) mod tests {
             ("url-password", "https://user@example.com/path"),
             ("url-password", "http://localhost:8080/api?x=a@b"),
             ("url-password", "git@github.com:org/repo.git"),
+            (
+                "url-password",
+                "http://localhost:8080/users/bob@example.com and http://localhost:4873/@babel%2fcore",
+            ),
+            (
+                "url-password",
+                "https://registry.npmjs.org:443/@types/node#readme@x",
+            ),
+            (
+                "url-token",
+                "https://git@github.com/o/r.git ssh://deploy-bot-2024@host",
+            ),
+            ("url-token", "https://firstname_lastname_1990@example.com"),
+            (
+                "url-token",
+                "GET https://api.example.com/v1/items/550e8400-e29b-41d4-a716-446655440000@latest",
+            ),
+            (
+                "url-query-password",
+                "https://example.com/search?q=pass&page=2&compass=north&bypass=1",
+            ),
+            (
+                "url-query-password",
+                "https://x.example/?pass=${PASS}&pw=&pwd=%PWD% and a test pass=5",
+            ),
             ("curl-user", "curl -u admin https://x"),
             ("curl-user", "docker run -u 1000:1000 image"),
             ("netrc", "password reset required"),
@@ -563,16 +724,30 @@ pub(super) mod tests {
             ("aws-access-key-id", "AKIAIOSFODNN7EXAMPL"),
             ("aws-access-key-id", "AKIAIOSFODNN7EXAMPLEXX"),
             ("slack", "xoxo-123456789012 and xoxb-123"),
+            (
+                "slack-webhook",
+                "see https://api.slack.com/messaging/webhooks and https://hooks.slack.com/services/",
+            ),
+            (
+                "slack-webhook",
+                "https://hooks.slack.com/services/T000/B000/short",
+            ),
             ("google-api-key", "AIzaSyA1b2C3d4E5f6G7h8"),
             (
                 "google-api-key",
                 "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7R8",
             ),
+            ("azure-sas", "kill -s TERM $pid # sig=15"),
+            ("azure-sas", "https://example.com/?sig=short&v=2"),
             ("jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"),
             ("jwt", "aGVsbG8gd29ybGQ.dGhpcyBpcyBiYXNlNjQ.c2lnbmF0dXJl"),
             ("npm", "npm_config_cache=/tmp/npm"),
             ("pypi", "pypi-AgEshort"),
             ("huggingface", "hf_hub_download(repo_id)"),
+            (
+                "discord-webhook",
+                "https://discord.com/api/webhooks/123456789012345678 and https://discord.com/channels/1/2",
+            ),
         ]
     }
 

@@ -12,7 +12,9 @@
 //! | `putty-private-key` | in a `PuTTY-User-Key-File-2:`/`-3:` key, everything from `Private-Lines:` through the `Private-MAC:` value (to the end of the text if cut short); the public half stays |
 //! | `jwk-private` | the values of a JSON Web Key's private members `"d"`, `"p"`, `"q"`, `"dp"`, `"dq"`, `"qi"`, `"k"`, in an object that also has `"kty"` (within 16 KiB) |
 //! | `key-value` | the value of a sensitive key in `key=value`, `key: value`, `key => value`, `key := value`, `"key": "value"`, `'key': 'value'`, `\"key\": \"value\"`; the key stays visible. `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` take the rest of the line (or the quoted string) |
-//! | `url-password` | the password in `scheme://user:password@host` (the user stays) |
+//! | `url-password` | the password in `scheme://user:password@host` (the user stays); a password with `/` or `#` counts unless what precedes the first of them is a port (`http://host:8080/u/bob@example.com`) |
+//! | `url-token` | a bare token as URL user, `https://TOKEN@host`: at least 20 of `A-Za-z0-9_-` with letters and digits, and both cases or at least 32 characters |
+//! | `url-query-password` | the value of a `pass`, `pw`, `pwd`, `passwd` or `password` query parameter (`?pass=…`, `&pw=…`) |
 //! | `curl-user` | the password in `curl -u user:password` / `--user` / `--proxy-user` |
 //! | `netrc` | the password in `.netrc` lines (`login bob password x`, or a line `password x`) |
 //! | `bearer` | the credential after `Bearer ` (at least 16 characters with a digit, so prose survives) |
@@ -23,9 +25,12 @@
 //! | `gitlab` | `glpat-…`, `gldt-…`, `glrt-…`, `glptt-…` |
 //! | `aws-access-key-id` | `AKIA`/`ASIA` plus exactly 16 uppercase alphanumerics |
 //! | `slack` | `xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`, `xapp-` tokens |
+//! | `slack-webhook` | the secret last segment of `https://hooks.slack.com/services/T…/B…/…` (also `workflows/`, `triggers/`) |
 //! | `google-api-key` | `AIza` plus exactly 35 characters |
+//! | `azure-sas` | the `sig=` of an Azure SAS URL or `SharedAccessSignature sr=…&sig=…` (at least 16 characters); `AccountKey=` and `SharedAccessKey=` in connection strings are `key-value` |
 //! | `jwt` | three base64url segments, the first starting `eyJ` |
-//! | `npm`, `pypi`, `huggingface` | `npm_…`, `pypi-AgE…`, `hf_…` tokens |
+//! | `npm`, `pypi`, `huggingface` | `npm_…`, `pypi-AgE…`, `hf_…` tokens (a legacy npm UUID token after `_authToken=` is `key-value`) |
+//! | `discord-webhook` | the token of `https://discord.com/api/webhooks/ID/TOKEN` (also `discordapp.com`, `ptb.`, `canary.`) |
 //!
 //! # Sensitive keys
 //!
