@@ -36,6 +36,22 @@ pub(super) struct Builtin {
     validate: Option<Validator>,
 }
 
+/// A command-line value: double-quoted, single-quoted or bare, one capture
+/// group each (the quotes stay visible).
+macro_rules! flag_value {
+    () => {
+        r#"(?:"([^"\n]+)"|'([^'\n]+)'|([^\s"'`;|&)]+))"#
+    };
+}
+
+/// The words of a command line before a flag, each quoted string whole (so a
+/// `-p` inside `-e "select -price"` is no flag), lazily.
+macro_rules! words_before {
+    () => {
+        r#"(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s"'|;&])+)*?[ \t]+"#
+    };
+}
+
 /// The built-in detectors. `(?-u:\b)` is an ASCII word boundary: it keeps the
 /// fast DFA engines usable on non-ASCII text.
 pub(super) const BUILTINS: &[Builtin] = &[
@@ -64,6 +80,12 @@ pub(super) const BUILTINS: &[Builtin] = &[
         validate: None,
     },
     Builtin {
+        name: "aws-secret-key",
+        pattern: r#"(?i)(?-u:\b)(?:aws[_.\-]?secret[_.\-]?(?:access[_.\-]?)?key|secret[_.\-]?access[_.\-]?key)(?:["'`]?[ \t]*(?:=>|:=|:|=)[ \t]*|[ \t]+)["'`]?([A-Za-z0-9/+]{40})"#,
+        extract: Extract::Group,
+        validate: Some(aws_secret),
+    },
+    Builtin {
         name: "url-password",
         pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>`]*:(?:([^\s/?#"'<>`]+)|([^\s:/?#@"'<>`]*[/#][^\s?@"'<>`]*))@"#,
         extract: Extract::Group,
@@ -83,9 +105,63 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "curl-user",
-        pattern: r#"(?-u:\b)curl(?-u:\b)[^\n]*?[ \t](?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)["']?[^\s:"']*:(?P<secret>[^\s"']+)"#,
+        pattern: r#"(?-u:\b)curl(?-u:\b)[^\n]*?[ \t](?:-[uU](?:[ \t]+|=)?|--user(?:[ \t]+|=)|--proxy-user(?:[ \t]+|=))["']?[^\s:"']*:(?P<secret>[^\s"']+)"#,
         extract: Extract::Group,
         validate: None,
+    },
+    Builtin {
+        name: "mysql-password",
+        pattern: concat!(
+            r"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlslap|mysqlpump|mariadb|mariadb-dump|mariadb-admin)(?-u:\b)",
+            words_before!(),
+            "-p",
+            flag_value!()
+        ),
+        extract: Extract::Group,
+        validate: Some(not_a_placeholder),
+    },
+    Builtin {
+        name: "sshpass",
+        pattern: concat!(
+            r"(?-u:\b)sshpass(?:[ \t]+(?:-[fdP][ \t]*[^\s\-]\S*|-[ve]\S*))*[ \t]+-p[ \t]*",
+            flag_value!()
+        ),
+        extract: Extract::Group,
+        validate: Some(not_a_placeholder),
+    },
+    Builtin {
+        name: "registry-login",
+        pattern: concat!(
+            r"(?-u:\b)(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|crane[ \t]+auth)[ \t]+login(?-u:\b)",
+            words_before!(),
+            r"(?:-p(?:[ \t]+|=)?|--password(?:[ \t]+|=))",
+            flag_value!()
+        ),
+        extract: Extract::Group,
+        validate: Some(not_a_placeholder),
+    },
+    Builtin {
+        name: "openssl-pass",
+        pattern: r#"(?m)(?:^|[ \t])-pass(?:in|out|word)?[ \t]+["']?pass:([^\s"']+)"#,
+        extract: Extract::Group,
+        validate: None,
+    },
+    Builtin {
+        name: "gpg-passphrase",
+        pattern: concat!(
+            r"(?-u:\b)gpg2?(?-u:\b)",
+            words_before!(),
+            r"--passphrase(?:[ \t]+|=)",
+            flag_value!()
+        ),
+        extract: Extract::Group,
+        validate: Some(not_a_placeholder),
+    },
+    Builtin {
+        name: "kubectl-literal",
+        pattern: r#"--from-literal(?:=|[ \t]+)(?:"[A-Za-z0-9_.\-]+=([^"\n]+)"|'[A-Za-z0-9_.\-]+=([^'\n]+)'|[A-Za-z0-9_.\-]+=(?:"([^"\n]+)"|'([^'\n]+)'|([^\s"'`;|&)]+)))"#,
+        extract: Extract::Group,
+        validate: Some(not_a_placeholder),
     },
     Builtin {
         name: "netrc",
@@ -207,6 +283,22 @@ fn not_followed_by_token_char(text: &str, _start: usize, end: usize) -> bool {
         .bytes()
         .next()
         .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// An AWS secret key is 40 base64 characters, not part of a longer run, with
+/// both cases and a digit, `/` or `+`; a 40-character hex digest is not one.
+fn aws_secret(text: &str, start: usize, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    let value = &bytes[start..end];
+    let longer = bytes
+        .get(end)
+        .is_some_and(|&b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'+' | b'='));
+    !longer
+        && value.iter().any(u8::is_ascii_uppercase)
+        && value.iter().any(u8::is_ascii_lowercase)
+        && value
+            .iter()
+            .any(|&b| b.is_ascii_digit() || matches!(b, b'/' | b'+'))
 }
 
 /// The secret of a webhook URL is its last path segment.
@@ -369,6 +461,7 @@ pub(super) mod tests {
     pub(in crate::scrub) const SK_ANT: &str = "sk-ant-api03-AbCdEf012345GhIjKl678901MnOpQr";
     pub(in crate::scrub) const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
     pub(in crate::scrub) const AWS: &str = "AKIAIOSFODNN7EXAMPLE";
+    pub(in crate::scrub) const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
     const PUTTY_PUBLIC: &str = "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: eddsa-key-20240101\nPublic-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIGxvbmdwdWJsaWNrZXlieXRlc2hlcmVmb3J0ZXN0\naW5nb25seQ==\n";
     pub(in crate::scrub) const PEM_RSA: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c2\nZm9vYmFyYmF6\n-----END RSA PRIVATE KEY-----";
 
@@ -477,6 +570,32 @@ pub(super) mod tests {
             ("key-value", "[db]\npassword = two words\n".into(), format!("[db]\npassword = {r}\n")),
             ("key-value", "const c = { token: abc123 };".into(), format!("const c = {{ token: {r} }};")),
             ("key-value", "{password: abc, user: x}".into(), format!("{{password: {r}, user: x}}")),
+            // aws-secret-key
+            (
+                "aws-secret-key",
+                format!("aws configure set aws_secret_access_key {AWS_SECRET}"),
+                format!("aws configure set aws_secret_access_key {r}"),
+            ),
+            (
+                "aws-secret-key",
+                format!("tool --access-key-id {AWS} --secret-access-key {AWS_SECRET} --region x"),
+                format!("tool --access-key-id {r} --secret-access-key {r} --region x"),
+            ),
+            (
+                "aws-secret-key",
+                format!("export AWS_SECRET_ACCESS_KEY={AWS_SECRET}"),
+                format!("export AWS_SECRET_ACCESS_KEY={r}"),
+            ),
+            (
+                "aws-secret-key",
+                format!("$env:AWS_SECRET_ACCESS_KEY = \"{AWS_SECRET}\""),
+                format!("$env:AWS_SECRET_ACCESS_KEY = \"{r}\""),
+            ),
+            (
+                "aws-secret-key",
+                format!("{{\"SecretAccessKey\": \"{AWS_SECRET}\"}}"),
+                format!("{{\"SecretAccessKey\": \"{r}\"}}"),
+            ),
             // url-password
             ("url-password", "git clone https://bob:hunter2@github.com/x/y".into(), format!("git clone https://bob:{r}@github.com/x/y")),
             ("url-password", "redis://:s3cret@localhost:6379/0".into(), format!("redis://:{r}@localhost:6379/0")),
@@ -496,6 +615,63 @@ pub(super) mod tests {
             // curl-user
             ("curl-user", "curl -u admin:hunter2 https://x".into(), format!("curl -u admin:{r} https://x")),
             ("curl-user", "curl -s --user 'admin:hunter2' https://x".into(), format!("curl -s --user 'admin:{r}' https://x")),
+            ("curl-user", "curl -uadmin:hunter2 https://x".into(), format!("curl -uadmin:{r} https://x")),
+            ("curl-user", "curl -s -Uproxy:s3cret -x proxy:3128 https://x".into(), format!("curl -s -Uproxy:{r} -x proxy:3128 https://x")),
+            // mysql-password
+            ("mysql-password", "mysql -h db -u root -phunter2 app".into(), format!("mysql -h db -u root -p{r} app")),
+            ("mysql-password", "mysqldump -uroot -p'Pa55 w0rd' app > dump.sql".into(), format!("mysqldump -uroot -p'{r}' app > dump.sql")),
+            ("mysql-password", "mariadb -pS3cr3t -e 'select 1'".into(), format!("mariadb -p{r} -e 'select 1'")),
+            ("mysql-password", "mysql -p'$ecret' app".into(), format!("mysql -p'{r}' app")),
+            (
+                "mysql-password",
+                "mysql -e \"select 1 -- -x\" --user='a b' -phunter2".into(),
+                format!("mysql -e \"select 1 -- -x\" --user='a b' -p{r}"),
+            ),
+            // sshpass
+            ("sshpass", "sshpass -p hunter2 ssh bob@host".into(), format!("sshpass -p {r} ssh bob@host")),
+            ("sshpass", "sshpass -v -p'hunter 2' scp f host:".into(), format!("sshpass -v -p'{r}' scp f host:")),
+            ("sshpass", "sshpass -phunter2 ssh host".into(), format!("sshpass -p{r} ssh host")),
+            // registry-login
+            ("registry-login", "docker login -u bob -p hunter2 registry.example.com".into(), format!("docker login -u bob -p {r} registry.example.com")),
+            ("registry-login", "docker login --username bob --password s3cr3t ghcr.io".into(), format!("docker login --username bob --password {r} ghcr.io")),
+            ("registry-login", "podman login quay.io -u bob --password=s3cr3t".into(), format!("podman login quay.io -u bob --password={r}")),
+            (
+                "registry-login",
+                "helm registry login r.example.com --username u --password 'p@ss w0rd'".into(),
+                format!("helm registry login r.example.com --username u --password '{r}'"),
+            ),
+            // openssl-pass
+            (
+                "openssl-pass",
+                "openssl pkcs12 -export -in c.pem -passout pass:hunter2 -out c.p12".into(),
+                format!("openssl pkcs12 -export -in c.pem -passout pass:{r} -out c.p12"),
+            ),
+            ("openssl-pass", "openssl rsa -in k.pem -passin 'pass:s3cret' -out k2.pem".into(), format!("openssl rsa -in k.pem -passin 'pass:{r}' -out k2.pem")),
+            ("openssl-pass", "openssl enc -aes-256-cbc -pass pass:MySecret -in f".into(), format!("openssl enc -aes-256-cbc -pass pass:{r} -in f")),
+            ("openssl-pass", "openssl pkcs12 -in x.p12 -password pass:abc123".into(), format!("openssl pkcs12 -in x.p12 -password pass:{r}")),
+            // gpg-passphrase
+            ("gpg-passphrase", "gpg --batch --passphrase hunter2 -d f.gpg".into(), format!("gpg --batch --passphrase {r} -d f.gpg")),
+            (
+                "gpg-passphrase",
+                "gpg --pinentry-mode loopback --passphrase='s3cr3t' -c f".into(),
+                format!("gpg --pinentry-mode loopback --passphrase='{r}' -c f"),
+            ),
+            // kubectl-literal
+            (
+                "kubectl-literal",
+                "kubectl create secret generic db --from-literal=password=hunter2 --from-literal=user=bob".into(),
+                format!("kubectl create secret generic db --from-literal=password={r} --from-literal=user={r}"),
+            ),
+            (
+                "kubectl-literal",
+                "kubectl create secret generic x --from-literal='api-token=abc 123' -n y".into(),
+                format!("kubectl create secret generic x --from-literal='api-token={r}' -n y"),
+            ),
+            (
+                "kubectl-literal",
+                "kubectl create secret generic x --from-literal key=S3cr3t".into(),
+                format!("kubectl create secret generic x --from-literal key={r}"),
+            ),
             // netrc
             ("netrc", "machine github.com login bob password hunter2".into(), format!("machine github.com login bob password {r}")),
             ("netrc", "machine x\n  login bob\n  password hunter2\n".into(), format!("machine x\n  login bob\n  password {r}\n")),
@@ -707,6 +883,66 @@ pub(super) mod tests {
             ),
             ("curl-user", "curl -u admin https://x"),
             ("curl-user", "docker run -u 1000:1000 image"),
+            ("curl-user", "curl -uadmin https://x --user-agent 'a:b'"),
+            ("aws-secret-key", "aws configure get aws_secret_access_key"),
+            (
+                "aws-secret-key",
+                "tool --secret-access-key $AWS_SECRET_ACCESS_KEY --region x",
+            ),
+            (
+                "aws-secret-key",
+                "aws_secret_access_key 356a192b7913b04c54574d18c28d46e6395b8ab6 (a sha1)",
+            ),
+            (
+                "aws-secret-key",
+                "the secret-access-key flag takes the 40-character key",
+            ),
+            (
+                "mysql-password",
+                "mysql -u root -p\nmysql -u root -p app\nmysql -h db -P 3306 -p 3306",
+            ),
+            (
+                "mysql-password",
+                "mysql -u root -p$MYSQL_PWD app; mysql -p\"$MYSQL_PASSWORD\" app",
+            ),
+            ("mysql-password", "mkdir -pv dir && ssh -p2222 host"),
+            (
+                "mysql-password",
+                "mysql -e \"SELECT price -price FROM t\" -u root -p",
+            ),
+            ("sshpass", "sshpass -e ssh -p 2222 host"),
+            ("sshpass", "sshpass -f ~/.pw ssh -p 22 host"),
+            ("sshpass", "sshpass -p \"$SSHPASS\" ssh host"),
+            ("registry-login", "docker run -p 8080:80 nginx"),
+            (
+                "registry-login",
+                "echo $T | docker login -u bob --password-stdin ghcr.io",
+            ),
+            (
+                "registry-login",
+                "docker login -p \"$TOKEN\" ghcr.io; docker login -p <token> r.io",
+            ),
+            (
+                "openssl-pass",
+                "openssl pkcs12 -passin env:P12_PASS -passout file:pw.txt -pass fd:3",
+            ),
+            ("openssl-pass", "openssl rsa -passin stdin -in k.pem"),
+            (
+                "gpg-passphrase",
+                "gpg --batch --passphrase-fd 0 --passphrase-file ~/.pw -d f.gpg",
+            ),
+            (
+                "gpg-passphrase",
+                "pass it with --passphrase or --passphrase-file",
+            ),
+            (
+                "kubectl-literal",
+                "kubectl create secret generic x --from-file=key=./key.pem --from-env-file=.env",
+            ),
+            (
+                "kubectl-literal",
+                "kubectl create secret generic x --from-literal=key=$VALUE",
+            ),
             ("netrc", "password reset required"),
             ("netrc", "machine github.com login bob"),
             ("bearer", "Bearer tokens are opaque strings."),

@@ -12,10 +12,17 @@
 //! | `putty-private-key` | in a `PuTTY-User-Key-File-2:`/`-3:` key, everything from `Private-Lines:` through the `Private-MAC:` value (to the end of the text if cut short); the public half stays |
 //! | `jwk-private` | the values of a JSON Web Key's private members `"d"`, `"p"`, `"q"`, `"dp"`, `"dq"`, `"qi"`, `"k"`, in an object that also has `"kty"` (within 16 KiB) |
 //! | `key-value` | the value of a sensitive key in `key=value`, `key: value`, `key => value`, `key := value`, `"key": "value"`, `'key': 'value'`, `\"key\": \"value\"`; the key stays visible. `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` take the rest of the line (or the quoted string) |
+//! | `aws-secret-key` | a 40-character AWS secret key after `aws_secret_access_key`, `--secret-access-key`, `SecretAccessKey`, … with `=`, `:` or just spaces (`aws configure set aws_secret_access_key …`); both cases and a digit, `/` or `+` are required, so a SHA-1 is not one |
 //! | `url-password` | the password in `scheme://user:password@host` (the user stays); a password with `/` or `#` counts unless what precedes the first of them is a port (`http://host:8080/u/bob@example.com`) |
 //! | `url-token` | a bare token as URL user, `https://TOKEN@host`: at least 20 of `A-Za-z0-9_-` with letters and digits, and both cases or at least 32 characters |
 //! | `url-query-password` | the value of a `pass`, `pw`, `pwd`, `passwd` or `password` query parameter (`?pass=…`, `&pw=…`) |
-//! | `curl-user` | the password in `curl -u user:password` / `--user` / `--proxy-user` |
+//! | `curl-user` | the password in `curl -u user:password` / `-uuser:password` / `-U` / `--user` / `--proxy-user` |
+//! | `mysql-password` | the password attached to `-p` on a `mysql`, `mysqldump`, `mariadb`, … command line (`-pSECRET`, `-p'SECRET'`; not `-p` alone, which prompts, nor `-p 3306`, a database name); `--password=` is `key-value` |
+//! | `sshpass` | the password in `sshpass -p SECRET` / `-pSECRET` |
+//! | `registry-login` | the password in `docker login -p SECRET` / `--password SECRET` / `--password=SECRET` (also `podman`, `nerdctl`, `buildah`, `skopeo`, `oras`, `helm registry`, `crane auth`); `--password-stdin` is no password |
+//! | `openssl-pass` | the password in `-pass pass:SECRET`, `-passin pass:…`, `-passout pass:…`, `-password pass:…` (`env:`, `file:`, `fd:`, `stdin` name no secret) |
+//! | `gpg-passphrase` | the passphrase in `gpg … --passphrase SECRET` (`--passphrase-fd`, `--passphrase-file` name no secret) |
+//! | `kubectl-literal` | the value in `--from-literal=key=SECRET` / `--from-literal key=SECRET` / `--from-literal='key=SECRET'` |
 //! | `netrc` | the password in `.netrc` lines (`login bob password x`, or a line `password x`) |
 //! | `bearer` | the credential after `Bearer ` (at least 16 characters with a digit, so prose survives) |
 //! | `openai-anthropic` | `sk-…`, `sk-ant-…`, `sk-proj-…`, `sk-svcacct-…`, `sk-admin-…` with at least 20 characters and a digit |
@@ -31,6 +38,9 @@
 //! | `jwt` | three base64url segments, the first starting `eyJ` |
 //! | `npm`, `pypi`, `huggingface` | `npm_…`, `pypi-AgE…`, `hf_…` tokens (a legacy npm UUID token after `_authToken=` is `key-value`) |
 //! | `discord-webhook` | the token of `https://discord.com/api/webhooks/ID/TOKEN` (also `discordapp.com`, `ptb.`, `canary.`) |
+//!
+//! A command-line value that names a secret rather than holds one is left
+//! alone: `$VAR`, `"$(cmd)"`, `%VAR%`, `{{ … }}`, `<placeholder>`, `***`.
 //!
 //! # Sensitive keys
 //!
