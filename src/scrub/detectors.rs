@@ -183,7 +183,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "stripe",
-        pattern: r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        pattern: r"(?-u:\b)(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})",
         extract: Extract::Whole,
         validate: None,
     },
@@ -213,7 +213,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "slack",
-        pattern: r"(?-u:\b)(?:xox[abprs]|xapp)-[A-Za-z0-9\-]{10,}",
+        pattern: r"(?-u:\b)(?:xox[abprs]|xapp|xoxe(?:\.xox[abp])?)-[A-Za-z0-9\-]{10,}",
         extract: Extract::Whole,
         validate: None,
     },
@@ -228,6 +228,12 @@ pub(super) const BUILTINS: &[Builtin] = &[
         pattern: r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
         extract: Extract::Whole,
         validate: Some(not_followed_by_token_char),
+    },
+    Builtin {
+        name: "google-oauth",
+        pattern: r"(?-u:\b)(?:ya29\.[0-9A-Za-z_\-]{20,}|GOCSPX-[0-9A-Za-z_\-]{20,}|1//0[0-9A-Za-z_\-]{30,})",
+        extract: Extract::Whole,
+        validate: None,
     },
     Builtin {
         name: "azure-sas",
@@ -260,10 +266,58 @@ pub(super) const BUILTINS: &[Builtin] = &[
         validate: None,
     },
     Builtin {
+        name: "twilio",
+        pattern: r#"(?-u:\b)(?:(SK[0-9a-f]{32})|AC[0-9a-f]{32}(?:["']?[ \t]*[:,][ \t]*["']?|[ \t]+)([0-9a-f]{32}))(?-u:\b)"#,
+        extract: Extract::Group,
+        validate: None,
+    },
+    Builtin {
+        name: "sendgrid",
+        pattern: r"(?-u:\b)SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+        extract: Extract::Whole,
+        validate: Some(not_followed_by_token_char),
+    },
+    Builtin {
+        name: "digitalocean",
+        pattern: r"(?-u:\b)do[opr]_v1_[0-9a-f]{64}(?-u:\b)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "vault",
+        pattern: r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_\-]{24,}",
+        extract: Extract::Whole,
+        validate: Some(has_digit),
+    },
+    Builtin {
+        name: "databricks",
+        pattern: r"(?-u:\b)dapi[0-9a-f]{32}(?:-[0-9]+)?(?-u:\b)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "shopify",
+        pattern: r"(?-u:\b)shp(?:at|ss|ca|pa)_[0-9A-Fa-f]{32}(?-u:\b)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
+        name: "age",
+        pattern: r"(?-u:\b)AGE-SECRET-KEY-1[0-9A-Z]{58}(?-u:\b)",
+        extract: Extract::Whole,
+        validate: None,
+    },
+    Builtin {
         name: "discord-webhook",
         pattern: r"(?-u:\b)https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]+)?/webhooks/[0-9]+/([A-Za-z0-9_\-]{20,})",
         extract: Extract::Group,
         validate: None,
+    },
+    Builtin {
+        name: "telegram",
+        pattern: r"(?-u:\b)(?:bot)?([0-9]{8,10}:AA[A-Za-z0-9_\-]{33})",
+        extract: Extract::Group,
+        validate: Some(not_followed_by_token_char),
     },
 ];
 
@@ -277,7 +331,8 @@ fn bearer_credential(text: &str, start: usize, end: usize) -> bool {
     end - start >= 16 && has_digit(text, start, end)
 }
 
-/// A Google API key is exactly 35 characters after `AIza`.
+/// A Google API key is exactly 35 characters after `AIza` (a SendGrid key, a
+/// Telegram bot token are as long as they are): no token character follows.
 fn not_followed_by_token_char(text: &str, _start: usize, end: usize) -> bool {
     !text[end..]
         .bytes()
@@ -684,6 +739,7 @@ pub(super) mod tests {
             // stripe
             ("stripe", "sk_live_4eC39HqLyjWDarjtT1zdp7dc".into(), r.into()),
             ("stripe", "rk_test_51HqLyjWDarjtT1zdp7dcXyZ".into(), r.into()),
+            ("stripe", "secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw.".into(), format!("secret {r}.")),
             // github
             ("github", format!("token {GHP}."), format!("token {r}.")),
             ("github", "gho_16C7e42F292c6912E7710c838347Ae178B4a".into(), r.into()),
@@ -707,6 +763,8 @@ pub(super) mod tests {
             ("slack", "xoxa-2-123456789012".into(), r.into()),
             ("slack", "xoxr-123456789012".into(), r.into()),
             ("slack", "xoxs-123456789012".into(), r.into()),
+            ("slack", "xoxe.xoxp-1-Mi0yLTEyMzQ1Njc4OTAxMi0xMjM0NTY3ODkwMTI".into(), r.into()),
+            ("slack", "refresh xoxe-1-My0xLTEyMzQ1Njc4OTAxMi0xMjM0NTY3ODk ok".into(), format!("refresh {r} ok")),
             (
                 "slack-webhook",
                 "curl -X POST https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX -d x".into(),
@@ -719,6 +777,10 @@ pub(super) mod tests {
             ),
             // google
             ("google-api-key", "key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q here".into(), format!("key {r} here")),
+            // google-oauth
+            ("google-oauth", "access ya29.a0AfH6SMBx7Vb2Tn4Kq9ZcXyW8LmP3rQ1sD5fG7hJ ok".into(), format!("access {r} ok")),
+            ("google-oauth", "client 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".into(), format!("client {r}")),
+            ("google-oauth", "refresh=1//0gLx3Zy8vB2nQ7kT5rW9pXcYd4Hf6Jm1Ks8Lt0Nv2Pw".into(), format!("refresh={r}")),
             // azure
             (
                 "azure-sas",
@@ -757,6 +819,45 @@ pub(super) mod tests {
             ),
             ("pypi", "pypi-AgEIcHlwaS5vcmcCJGI2ZTFmNjM4LWE4NTctNDQ2NC04ZmE4LWE5ZDRkYzc0YzFlYwACKlsz".into(), r.into()),
             ("huggingface", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567".into(), r.into()),
+            // twilio
+            ("twilio", "key SKa1b2c3d4e5f60718293a4b5c6d7e8f90 ok".into(), format!("key {r} ok")),
+            (
+                "twilio",
+                r#"client = Client("AC0123456789abcdef0123456789abcdef", "f0e1d2c3b4a5968778695a4b3c2d1e0f")"#.into(),
+                format!(r#"client = Client("AC0123456789abcdef0123456789abcdef", "{r}")"#),
+            ),
+            (
+                "twilio",
+                "AC0123456789abcdef0123456789abcdef f0e1d2c3b4a5968778695a4b3c2d1e0f".into(),
+                format!("AC0123456789abcdef0123456789abcdef {r}"),
+            ),
+            // sendgrid, digitalocean, vault, databricks, shopify, age
+            ("sendgrid", "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".into(), r.into()),
+            (
+                "digitalocean",
+                "token dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".into(),
+                format!("token {r}"),
+            ),
+            ("digitalocean", "dor_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".into(), r.into()),
+            ("vault", "VAULT_TOKEN_VALUE hvs.CAESIJ1a2b3c4d5e6f7g8h9i0jKLMNOPQRSTUVWXyz".into(), format!("VAULT_TOKEN_VALUE {r}")),
+            ("vault", "hvb.AAAAAQJ1a2b3c4d5e6f7g8h9i0jKLMNOP".into(), r.into()),
+            ("vault", "hvr.a1b2c3d4e5f6g7h8i9j0k1l2m3n4".into(), r.into()),
+            ("databricks", "dapi0123456789abcdef0123456789abcdef".into(), r.into()),
+            ("databricks", "x dapi0123456789abcdef0123456789abcdef-2 y".into(), format!("x {r} y")),
+            ("shopify", "shpat_0123456789abcdef0123456789ABCDEF".into(), r.into()),
+            ("shopify", "shpss_0123456789abcdef0123456789abcdef shpca_0123456789abcdef0123456789abcdef".into(), format!("{r} {r}")),
+            (
+                "age",
+                "# created: 2024-01-01\nAGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE\n".into(),
+                format!("# created: 2024-01-01\n{r}\n"),
+            ),
+            // telegram
+            ("telegram", "TG=123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0".into(), format!("TG={r}")),
+            (
+                "telegram",
+                "https://api.telegram.org/bot1234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0/sendMessage".into(),
+                format!("https://api.telegram.org/bot{r}/sendMessage"),
+            ),
             // discord
             (
                 "discord-webhook",
@@ -952,6 +1053,7 @@ pub(super) mod tests {
             ("openai-anthropic", "task-1234567890abcdefghijklmnop"),
             ("openai-anthropic", "sk-some-very-long-css-class-name"),
             ("stripe", "sk_live_short"),
+            ("stripe", "whsec_... whsec_placeholder_for_the_docs"),
             ("github", "ghp_abc123"),
             ("github", "ghx_16C7e42F292c6912E7710c838347Ae178B4a"),
             ("github-fine-grained", "github_pat_short"),
@@ -960,6 +1062,7 @@ pub(super) mod tests {
             ("aws-access-key-id", "AKIAIOSFODNN7EXAMPL"),
             ("aws-access-key-id", "AKIAIOSFODNN7EXAMPLEXX"),
             ("slack", "xoxo-123456789012 and xoxb-123"),
+            ("slack", "xoxe-1 and xoxe.xoxp- prefixes"),
             (
                 "slack-webhook",
                 "see https://api.slack.com/messaging/webhooks and https://hooks.slack.com/services/",
@@ -973,6 +1076,11 @@ pub(super) mod tests {
                 "google-api-key",
                 "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7R8",
             ),
+            ("google-oauth", "x = 1//0  # ZeroDivisionError\ny = 21//07"),
+            (
+                "google-oauth",
+                "access tokens start with ya29. and client secrets with GOCSPX-xxxx",
+            ),
             ("azure-sas", "kill -s TERM $pid # sig=15"),
             ("azure-sas", "https://example.com/?sig=short&v=2"),
             ("jwt", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"),
@@ -980,6 +1088,42 @@ pub(super) mod tests {
             ("npm", "npm_config_cache=/tmp/npm"),
             ("pypi", "pypi-AgEshort"),
             ("huggingface", "hf_hub_download(repo_id)"),
+            ("twilio", "account sid AC0123456789abcdef0123456789abcdef"),
+            (
+                "twilio",
+                "AC0123456789abcdef0123456789abcdef\nMG0123456789abcdef0123456789abcdef",
+            ),
+            (
+                "twilio",
+                "SKU-12345 SK0123 SKA1B2C3D4E5F60718293A4B5C6D7E8F90",
+            ),
+            (
+                "twilio",
+                "commit 356a192b7913b04c54574d18c28d46e6395b8ab6\nmd5 d41d8cd98f00b204e9800998ecf8427e",
+            ),
+            ("sendgrid", "SG.com SG.short.x"),
+            (
+                "digitalocean",
+                "dop_v1_abc sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            ),
+            (
+                "vault",
+                "the hvs. prefix; hvs.example_token_without_any_digits_at_all",
+            ),
+            ("databricks", "dapi_version=2 dapi0123"),
+            ("shopify", "shpat_xxxxxxxx shpat_0123456789abcdef"),
+            (
+                "age",
+                "recipient age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p, AGE-SECRET-KEY-1...",
+            ),
+            (
+                "telegram",
+                "12:34:56 1234567890:AAbc build 20240101:AAAAAAAA",
+            ),
+            (
+                "telegram",
+                "request_id=550e8400-e29b-41d4-a716-446655440000 at 1700000000:AAAA",
+            ),
             (
                 "discord-webhook",
                 "https://discord.com/api/webhooks/123456789012345678 and https://discord.com/channels/1/2",

@@ -26,18 +26,27 @@
 //! | `netrc` | the password in `.netrc` lines (`login bob password x`, or a line `password x`) |
 //! | `bearer` | the credential after `Bearer ` (at least 16 characters with a digit, so prose survives) |
 //! | `openai-anthropic` | `sk-…`, `sk-ant-…`, `sk-proj-…`, `sk-svcacct-…`, `sk-admin-…` with at least 20 characters and a digit |
-//! | `stripe` | `sk_live_…`, `sk_test_…`, `rk_live_…`, `rk_test_…` |
+//! | `stripe` | `sk_live_…`, `sk_test_…`, `rk_live_…`, `rk_test_…`, webhook secrets `whsec_…` |
 //! | `github` | `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` plus at least 36 alphanumerics |
 //! | `github-fine-grained` | `github_pat_…` |
 //! | `gitlab` | `glpat-…`, `gldt-…`, `glrt-…`, `glptt-…` |
 //! | `aws-access-key-id` | `AKIA`/`ASIA` plus exactly 16 uppercase alphanumerics |
-//! | `slack` | `xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`, `xapp-` tokens |
+//! | `slack` | `xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`, `xapp-` tokens, refresh tokens `xoxe-` and rotating `xoxe.xoxp-` / `xoxe.xoxb-` |
 //! | `slack-webhook` | the secret last segment of `https://hooks.slack.com/services/T…/B…/…` (also `workflows/`, `triggers/`) |
 //! | `google-api-key` | `AIza` plus exactly 35 characters |
+//! | `google-oauth` | OAuth access tokens `ya29.…`, client secrets `GOCSPX-…`, refresh tokens `1//0…` |
 //! | `azure-sas` | the `sig=` of an Azure SAS URL or `SharedAccessSignature sr=…&sig=…` (at least 16 characters); `AccountKey=` and `SharedAccessKey=` in connection strings are `key-value` |
 //! | `jwt` | three base64url segments, the first starting `eyJ` |
 //! | `npm`, `pypi`, `huggingface` | `npm_…`, `pypi-AgE…`, `hf_…` tokens (a legacy npm UUID token after `_authToken=` is `key-value`) |
+//! | `twilio` | API keys `SK` + 32 hex; the auth token (32 hex) right after an `AC…` account SID (the SID itself is no secret) |
+//! | `sendgrid` | `SG.` + 22 + `.` + 43 characters |
+//! | `digitalocean` | `dop_v1_`, `doo_v1_`, `dor_v1_` + 64 hex |
+//! | `vault` | HashiCorp Vault `hvs.`, `hvb.`, `hvr.` tokens (at least 24 characters, with a digit) |
+//! | `databricks` | `dapi` + 32 hex |
+//! | `shopify` | `shpat_`, `shpss_`, `shpca_`, `shppa_` + 32 hex |
+//! | `age` | `AGE-SECRET-KEY-1…` (the `age1…` recipient is public) |
 //! | `discord-webhook` | the token of `https://discord.com/api/webhooks/ID/TOKEN` (also `discordapp.com`, `ptb.`, `canary.`) |
+//! | `telegram` | bot tokens `123456789:AA…` (8 to 10 digits, 35 characters after the colon), also after `/bot` in API URLs |
 //!
 //! A command-line value that names a secret rather than holds one is left
 //! alone: `$VAR`, `"$(cmd)"`, `%VAR%`, `{{ … }}`, `<placeholder>`, `***`.
