@@ -4,6 +4,7 @@ use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use super::SIZE_LIMIT;
 use super::keys::key_value_span;
+use super::quoting::SPLIT_PATTERN;
 
 /// Checks a candidate match `text[start..end]`.
 pub(super) type Validator = fn(&str, usize, usize) -> bool;
@@ -458,9 +459,11 @@ pub(super) fn compile_builtins() -> Result<Vec<Detector>, regex::Error> {
         .collect()
 }
 
-/// Builds the prefilter over the detectors' patterns, if it can be built.
+/// Builds the prefilter over the detectors' patterns and, last, the pattern
+/// of a word split by shell quoting, if it can be built.
 pub(super) fn build_prefilter(detectors: &[Detector]) -> Option<RegexSet> {
-    RegexSetBuilder::new(detectors.iter().map(|d| d.regex.as_str()))
+    let patterns = detectors.iter().map(|d| d.regex.as_str());
+    RegexSetBuilder::new(patterns.chain([SPLIT_PATTERN]))
         .size_limit(SIZE_LIMIT)
         .build()
         .ok()
@@ -851,6 +854,26 @@ pub(super) mod tests {
                 "# created: 2024-01-01\nAGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE\n".into(),
                 format!("# created: 2024-01-01\n{r}\n"),
             ),
+            // secrets split by shell quoting: the whole word goes
+            (
+                "openai-anthropic",
+                "export KEY=sk-ant-api03-AbCdEf012345''GhIjKl678901MnOpQr; echo ok".into(),
+                format!("export {r} echo ok"),
+            ),
+            (
+                "github",
+                r#"git push https://"gh"p_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8@github.com/o/r"#.into(),
+                format!("git push {r}"),
+            ),
+            ("github", r#"echo ghp_a1B2c3D4e5F6g7H8i9J0"k1L2m3N4o5P6q7R8" done"#.into(), format!("echo {r} done")),
+            ("github", r"echo gh\p_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8".into(), format!("echo {r}")),
+            (
+                "openai-anthropic",
+                "echo 'sk-ant-api03-AbCdEf012345''GhIjKl678901MnOpQr and more'".into(),
+                format!("echo {r} and more'"),
+            ),
+            ("aws-access-key-id", "id=AKIA'IOSFODNN7EXAMPLE'".into(), r.into()),
+            ("key-value", r#"pass"word"=hunter2 next"#.into(), format!("{r} next")),
             // telegram
             ("telegram", "TG=123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0".into(), format!("TG={r}")),
             (
@@ -970,6 +993,26 @@ pub(super) mod tests {
                 "https://git@github.com/o/r.git ssh://deploy-bot-2024@host",
             ),
             ("url-token", "https://firstname_lastname_1990@example.com"),
+            (
+                "shell-quoting",
+                "don't stop: it's the user's \"ghp_\" prefix, everybody's",
+            ),
+            (
+                "shell-quoting",
+                r"C:\Users\runneradmin\AppData\Local\Temp\build-2024\out.log",
+            ),
+            (
+                "shell-quoting",
+                r#"echo "hello"world 'it'"'"'s' printf 'a\n' "x\"y" ghp_'' sk-''"""#,
+            ),
+            (
+                "shell-quoting",
+                r#"{\"path\":\"/home/dev/project/src/main.rs\",\"n\":1,\"id\":\"550e8400-e29b-41d4-a716-446655440000\"}"#,
+            ),
+            (
+                "shell-quoting",
+                "test scrub::tests::user's_token_is_hidden_1 ... ok",
+            ),
             (
                 "url-token",
                 "GET https://api.example.com/v1/items/550e8400-e29b-41d4-a716-446655440000@latest",

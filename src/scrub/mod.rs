@@ -51,6 +51,21 @@
 //! A command-line value that names a secret rather than holds one is left
 //! alone: `$VAR`, `"$(cmd)"`, `%VAR%`, `{{ … }}`, `<placeholder>`, `***`.
 //!
+//! # Shell quoting
+//!
+//! Shell quoting can split a secret so that no detector sees it whole:
+//! `sk-ant-api03-abc''def…`, `"gh"p_…`, `ghp_abc"def"…`. So every
+//! whitespace-separated word in which a run of `'`, `"` or `\` sits between
+//! two token characters (letters, digits, `_`, `-`) is unquoted as the shell
+//! would (single quotes literal; in double quotes `\` escapes only `$`,
+//! `` ` ``, `"`, `\`; outside quotes `\` escapes any character; an
+//! unterminated quote runs to the end of the word) and searched again. If a
+//! detector finds a secret in the unquoted word, the whole raw word is
+//! replaced. Words shorter than 12 bytes once unquoted, words of letters
+//! and quotes only (`don't`, `everybody's`) and words longer than 4 KiB are
+//! not searched, and the prefilter notices a split word in the same pass as
+//! the detectors, so text without one costs nothing more.
+//!
 //! # Sensitive keys
 //!
 //! [`is_sensitive_key`] decides which keys hide their values. The key is cut
@@ -139,6 +154,7 @@ use serde_json::Value;
 
 mod detectors;
 mod keys;
+mod quoting;
 
 use detectors::{Detector, Extract, build_prefilter, compile_builtins};
 use keys::JWK_PRIVATE_MEMBERS;
@@ -165,8 +181,9 @@ const MAX_ROUNDS: usize = 64;
 #[derive(Debug, Clone)]
 pub struct Scrubber {
     detectors: Vec<Detector>,
-    /// One pattern per detector, same order: which detectors can match.
-    /// `None` if it could not be built; then every detector runs.
+    /// One pattern per detector, same order, then one for a word split by
+    /// shell quoting: which detectors can match, and whether the quoting
+    /// pass is needed. `None` if it could not be built; then everything runs.
     prefilter: Option<RegexSet>,
 }
 
@@ -288,17 +305,31 @@ impl Scrubber {
     /// Names of the detectors that find something in `text`, in detector
     /// order, without duplicates (`custom`, `literal` for user ones).
     pub fn detect(&self, text: &str) -> Vec<&'static str> {
+        let mut found = vec![false; self.detectors.len()];
+        self.mark_found(text, &mut found);
+        for (_, _, unquoted) in quoting::split_words(text) {
+            self.mark_found(&unquoted, &mut found);
+        }
         let mut names: Vec<&'static str> = Vec::new();
-        for index in self.candidates(text) {
-            if let Some(detector) = self.detectors.get(index) {
-                let mut spans = Vec::new();
-                detector.collect(text, &mut spans);
-                if !names.contains(&detector.name) && redact_spans(text, spans).is_some() {
-                    names.push(detector.name);
-                }
+        for (detector, hit) in self.detectors.iter().zip(found) {
+            if hit && !names.contains(&detector.name) {
+                names.push(detector.name);
             }
         }
         names
+    }
+
+    /// Marks, by index, the detectors that find something in `text`.
+    fn mark_found(&self, text: &str, found: &mut [bool]) {
+        for index in self.candidates(text).0 {
+            if let (Some(detector), Some(hit)) = (self.detectors.get(index), found.get_mut(index))
+                && !*hit
+            {
+                let mut spans = Vec::new();
+                detector.collect(text, &mut spans);
+                *hit = redact_spans(text, spans).is_some();
+            }
+        }
     }
 
     fn scrub_json_inner(&self, value: &mut Value, sensitive: bool) {
@@ -352,24 +383,43 @@ impl Scrubber {
         }
     }
 
-    /// Indexes of the detectors that may match `text`.
-    fn candidates(&self, text: &str) -> Vec<usize> {
+    /// Indexes of the detectors that may match `text`, and whether shell
+    /// quoting may split a token in it.
+    fn candidates(&self, text: &str) -> (Vec<usize>, bool) {
+        let n = self.detectors.len();
         match &self.prefilter {
-            Some(set) => set.matches(text).into_iter().collect(),
-            None => (0..self.detectors.len()).collect(),
+            Some(set) => {
+                let matches = set.matches(text);
+                let split = n < matches.len() && matches.matched(n);
+                (matches.into_iter().filter(|&i| i < n).collect(), split)
+            }
+            None => ((0..n).collect(), true),
+        }
+    }
+
+    /// Appends the spans of the secrets the `candidates` find in `text`.
+    fn collect(&self, text: &str, candidates: Vec<usize>, spans: &mut Vec<(usize, usize)>) {
+        for index in candidates {
+            if let Some(detector) = self.detectors.get(index) {
+                detector.collect(text, spans);
+            }
         }
     }
 
     /// One scrubbing round: `None` if nothing changes.
+    ///
+    /// A word in which shell quoting splits a secret is replaced whole.
     fn round(&self, text: &str) -> Option<String> {
-        let candidates = self.candidates(text);
-        if candidates.is_empty() {
-            return None;
-        }
+        let (candidates, split) = self.candidates(text);
         let mut spans = Vec::new();
-        for index in candidates {
-            if let Some(detector) = self.detectors.get(index) {
-                detector.collect(text, &mut spans);
+        self.collect(text, candidates, &mut spans);
+        if split {
+            for (start, end, unquoted) in quoting::split_words(text) {
+                let mut inner = Vec::new();
+                self.collect(&unquoted, self.candidates(&unquoted).0, &mut inner);
+                if redact_spans(&unquoted, inner).is_some() {
+                    spans.push((start, end));
+                }
             }
         }
         redact_spans(text, spans)
@@ -750,6 +800,17 @@ mod tests {
         let short = Scrubber::new(&[], vec!["a".to_owned(), "xyz".to_owned()]).unwrap();
         assert_eq!(short.detectors.len(), BUILTINS.len());
         assert!(!short.contains_secret("a xyz"));
+    }
+
+    #[test]
+    fn literal_split_by_quotes() {
+        let s = Scrubber::new(&[], vec!["correct-horse-42".to_owned()]).unwrap();
+        assert_eq!(
+            s.scrub_str(r#"login pw=correct"-horse-"42 now"#)
+                .into_owned(),
+            format!("login {REDACTED} now")
+        );
+        assert_eq!(s.detect(r#"pw=correct"-horse-"42"#), ["literal"]);
     }
 
     #[test]
