@@ -25,42 +25,59 @@ fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
-/// The whitespace-separated words of `text` in which quoting splits a run of
-/// token characters, as `(start, end, unquoted)` byte spans of `text`.
+/// The words of `text` in which quoting splits a run of token characters,
+/// as `(start, end, unquoted)` byte spans of `text`.
 ///
-/// Words longer than 4 KiB are skipped, and so are words of letters and
-/// quotes only and words whose unquoted form is shorter than 12 bytes. Text
-/// without `'`, `"` or `\` costs one scan.
+/// Words are separated by ASCII whitespace and by the two-character escapes
+/// `\n`, `\r`, `\t`: text showing escaped newlines (`"a\n+TOKEN=\n"`) is far
+/// more common than a shell escape of `n`, `r` or `t`, and gluing its lines
+/// together would make up secrets. Words longer than 4 KiB are skipped, and
+/// so are words of letters and quotes only and words whose unquoted form is
+/// shorter than 12 bytes.
 pub(super) fn split_words(text: &str) -> impl Iterator<Item = (usize, usize, String)> + '_ {
+    words(text).filter_map(|(start, end)| {
+        // Both ends are at ASCII bytes or the ends of the text.
+        let word = &text[start..end];
+        // Unquoting never lengthens a word.
+        if !(MIN_UNQUOTED_LEN..=MAX_WORD_LEN).contains(&word.len())
+            || word.bytes().all(|b| b.is_ascii_alphabetic() || is_quote(b))
+            || !splits_a_token(word.as_bytes())
+        {
+            return None;
+        }
+        let unquoted = shell_unquote(word);
+        (unquoted.len() >= MIN_UNQUOTED_LEN).then_some((start, end, unquoted))
+    })
+}
+
+/// The `(start, end)` byte spans of the words of `text` (see [`split_words`]).
+fn words(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let bytes = text.as_bytes();
-    let mut pos = 0;
+    let mut i = 0;
+    let mut start = 0;
     std::iter::from_fn(move || {
-        while let Some(offset) = bytes.get(pos..)?.iter().position(|&b| is_quote(b)) {
-            let quote = pos + offset;
-            let start = bytes[..quote]
-                .iter()
-                .rposition(u8::is_ascii_whitespace)
-                .map_or(0, |i| i + 1);
-            let end = bytes[quote..]
-                .iter()
-                .position(u8::is_ascii_whitespace)
-                .map_or(bytes.len(), |i| quote + i);
-            pos = end;
-            // Both ends are ASCII whitespace or the ends of the text.
-            let word = &text[start..end];
-            // Unquoting never lengthens a word.
-            if !(MIN_UNQUOTED_LEN..=MAX_WORD_LEN).contains(&word.len())
-                || word.bytes().all(|b| b.is_ascii_alphabetic() || is_quote(b))
-                || !splits_a_token(word.as_bytes())
-            {
+        while let Some(&b) = bytes.get(i) {
+            let separator = if b.is_ascii_whitespace() {
+                1
+            } else if b == b'\\' && matches!(bytes.get(i + 1), Some(b'n' | b'r' | b't')) {
+                2
+            } else {
+                0
+            };
+            if separator == 0 {
+                i += 1;
                 continue;
             }
-            let unquoted = shell_unquote(word);
-            if unquoted.len() >= MIN_UNQUOTED_LEN {
-                return Some((start, end, unquoted));
+            let word = (start, i);
+            i += separator;
+            start = i;
+            if word.0 < word.1 {
+                return Some(word);
             }
         }
-        None
+        let word = (start, bytes.len());
+        start = bytes.len();
+        (word.0 < word.1).then_some(word)
     })
 }
 
@@ -189,10 +206,19 @@ mod tests {
             assert_eq!(split_words(word).count(), 0, "{word}");
         }
         let text = "x don't 'ghp_abc''def0123456' ok \"a\"b";
-        let words: Vec<_> = split_words(text).collect();
-        assert_eq!(words, [(8, 29, "ghp_abcdef0123456".to_owned())]);
+        let found: Vec<_> = split_words(text).collect();
+        assert_eq!(found, [(8, 29, "ghp_abcdef0123456".to_owned())]);
         assert_eq!(&text[8..29], "'ghp_abc''def0123456'");
         assert_eq!(split_words("no quotes at all").count(), 0);
+        // Escaped newlines separate words; they are not shell escapes.
+        assert_eq!(
+            split_words(r"patch: .env\n+TOKEN=\n*** .env\n+TOKEN=abc\n***").count(),
+            0
+        );
+        assert_eq!(
+            words(" a\tbb\\ncc\\\\x \\t").collect::<Vec<_>>(),
+            [(1, 2), (3, 5), (7, 12)]
+        );
         assert_eq!(split_words(&format!("a\"b{}", "c".repeat(5000))).count(), 0);
     }
 }
