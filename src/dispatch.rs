@@ -34,6 +34,9 @@ pub struct Session {
     /// Free-form labels.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+    /// The front door's agent (`claude-code`, `codex`, ...); `""` for explain and test.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent: String,
 }
 
 fn default_mode() -> String {
@@ -57,6 +60,7 @@ impl Default for Session {
             workspace: default_workspace(),
             scopes: default_scopes(),
             labels: BTreeMap::new(),
+            agent: String::new(),
         }
     }
 }
@@ -71,6 +75,7 @@ impl Session {
             workspace: raw.workspace.clone().unwrap_or(d.workspace),
             scopes: raw.scopes.clone().unwrap_or(d.scopes),
             labels: raw.labels.clone().unwrap_or_default(),
+            agent: raw.agent.clone().unwrap_or_default(),
         }
     }
 

@@ -14,7 +14,7 @@ use crate::cel::{CelEnv, Expression, PatternCache};
 use crate::diagnostic::{Location, SourceFile, Span};
 use crate::dispatch::Call;
 use crate::loader::scalar::ScalarMap;
-use crate::model::{Decision, OnPrompt, Permission, Scope, SideEffect, Transport};
+use crate::model::{Decision, LogArgs, OnPrompt, Permission, Scope, SideEffect, Transport};
 
 /// Where something was written.
 #[derive(Debug, Clone)]
@@ -57,7 +57,16 @@ pub struct Settings {
     pub secret_patterns: Vec<String>,
     /// Environment variables whose values are scrubbed.
     pub secret_env: Vec<String>,
+    /// What a hook answers for a tool that no manifest names.
+    pub unknown_tool: Permission,
+    /// The decision log as written (`~/` not expanded yet); empty turns it off.
+    pub log_path: String,
+    /// How the decision log records arguments.
+    pub log_args: LogArgs,
 }
+
+/// Where the decision log goes unless `settings.log.path` says otherwise.
+pub const DEFAULT_LOG_PATH: &str = "~/.local/state/zero-policy/decisions.jsonl";
 
 impl Default for Settings {
     fn default() -> Self {
@@ -68,6 +77,9 @@ impl Default for Settings {
             on_prompt: OnPrompt::Deny,
             secret_patterns: Vec::new(),
             secret_env: Vec::new(),
+            unknown_tool: Permission::Prompt,
+            log_path: DEFAULT_LOG_PATH.into(),
+            log_args: LogArgs::Scrubbed,
         }
     }
 }

@@ -180,6 +180,7 @@ fn session() -> Session {
         workspace: WORKSPACE.into(),
         scopes: Scope::ALL.to_vec(),
         labels: BTreeMap::new(),
+        agent: String::new(),
     }
 }
 

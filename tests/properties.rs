@@ -534,6 +534,7 @@ impl CallSpec {
                     .iter()
                     .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
                     .collect::<BTreeMap<_, _>>(),
+                agent: String::new(),
             },
         }
     }
