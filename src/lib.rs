@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
 
+pub mod builtin;
 pub mod cel;
 pub mod cli;
 pub mod diagnostic;
 pub mod dispatch;
 pub mod lint;
 pub mod loader;
+pub mod log;
 pub mod mcp;
 pub mod model;
 pub mod output;

@@ -27,7 +27,7 @@ pub const EXIT_ERROR: u8 = 2;
 /// Manifests (YAML) describe an agent's tools and MCP servers; policies (YAML)
 /// hold CEL rules that may only tighten (`rules:`) or only move prompt to allow
 /// (`relax:`). With no paths, each command reads `policies/` and `manifests/`
-/// under the current folder.
+/// under the current folder, or the built-in default where neither exists.
 #[derive(Debug, Parser)]
 #[command(name = "zero-policy", version, about, long_about)]
 pub struct Cli {
@@ -79,19 +79,39 @@ pub enum Format {
 #[derive(Debug, Clone, clap::Args)]
 pub struct Paths {
     /// Policy and manifest files or folders (searched for *.yaml, *.yml);
-    /// default: `policies/` and `manifests/` here.
+    /// default: `policies/` and `manifests/` here, else the built-in default.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
-impl Paths {
-    /// The paths given, or the default folders that exist.
+/// Where a command's files come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Files and folders on disk.
+    Paths(Vec<PathBuf>),
+    /// The shipped `policies/` and `manifests/`, embedded in the binary.
+    Builtin,
+}
+
+impl Source {
+    /// Reads and loads the files.
     ///
     /// # Errors
-    /// No paths were given and neither default folder exists.
-    pub fn resolve(&self) -> Result<Vec<PathBuf>, String> {
+    /// A path does not exist or cannot be read; problems *in* the files are diagnostics.
+    pub fn load(&self) -> Result<Loaded, loader::LoadError> {
+        match self {
+            Source::Paths(paths) => loader::load_paths(paths),
+            Source::Builtin => Ok(loader::load_sources(crate::builtin::sources())),
+        }
+    }
+}
+
+impl Paths {
+    /// The paths given; else the default folders that exist here; else the built-in default.
+    #[must_use]
+    pub fn resolve(&self) -> Source {
         if !self.paths.is_empty() {
-            return Ok(self.paths.clone());
+            return Source::Paths(self.paths.clone());
         }
         let defaults: Vec<PathBuf> = ["policies", "manifests"]
             .iter()
@@ -99,24 +119,24 @@ impl Paths {
             .filter(|p| p.is_dir())
             .collect();
         if defaults.is_empty() {
-            return Err(
-                "no paths given, and there is no `policies/` or `manifests/` folder here".into(),
-            );
+            Source::Builtin
+        } else {
+            Source::Paths(defaults)
         }
-        Ok(defaults)
     }
 }
 
 /// Loads the files; on a problem that stops the command, prints it and returns the exit code.
+/// Falling back to the built-in default is said on stderr.
 ///
 /// # Errors
 /// The exit code to return: the paths could not be read.
 pub fn load(paths: &Paths) -> Result<Loaded, u8> {
-    let resolved = paths.resolve().map_err(|e| {
-        output::error(&e);
-        EXIT_ERROR
-    })?;
-    loader::load_paths(&resolved).map_err(|e| {
+    let source = paths.resolve();
+    if source == Source::Builtin {
+        output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
+    }
+    source.load().map_err(|e| {
         output::error(&e.to_string());
         EXIT_ERROR
     })
