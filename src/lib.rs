@@ -5,6 +5,7 @@ pub mod cel;
 pub mod cli;
 pub mod diagnostic;
 pub mod dispatch;
+pub mod hooks;
 pub mod lint;
 pub mod loader;
 pub mod log;

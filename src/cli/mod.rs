@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand, each with its `Args` and `run`.
 
 pub mod explain;
+pub mod hook;
 pub mod lint;
 pub mod schema;
 pub mod test;
@@ -28,6 +29,8 @@ pub const EXIT_ERROR: u8 = 2;
 /// hold CEL rules that may only tighten (`rules:`) or only move prompt to allow
 /// (`relax:`). With no paths, each command reads `policies/` and `manifests/`
 /// under the current folder, or the built-in default where neither exists.
+/// `hook` puts the policy in front of Claude Code, Codex, Gemini CLI, Cursor
+/// and Copilot CLI.
 #[derive(Debug, Parser)]
 #[command(name = "zero-policy", version, about, long_about)]
 pub struct Cli {
@@ -64,6 +67,35 @@ pub enum Command {
     Tools(tools::Args),
     /// Print the JSON Schema of the document format.
     Schema(schema::Args),
+    /// Answer one agent hook event on stdin, in the agent's protocol (exit per agent).
+    ///
+    /// Agents run it before each tool call. It reads one
+    /// pre-tool event on stdin (at most 4 MiB), decides the call through the dispatch path,
+    /// prints the answer the agent expects, and appends one JSON line to the decision log
+    /// (`settings.log.path`, default ~/.local/state/zero-policy/decisions.jsonl).
+    ///
+    /// The policy: the PATHs given; else $ZERO_POLICY_PATH (paths separated by `:`); else
+    /// ~/.config/zero-policy/ if it exists; else the built-in default. The project's own
+    /// policies/ folder is not read: the agent can write there.
+    ///
+    /// Answers:
+    ///   claude-code  permissionDecision allow | ask | deny
+    ///   codex        nothing to allow; a deny; a prompt follows `on_prompt`
+    ///   gemini-cli   decision allow | ask | deny
+    ///   cursor       permission allow | ask | deny (ask on shell and MCP events only,
+    ///                elsewhere a prompt follows `on_prompt`)
+    ///   copilot      nothing to allow; a deny; a prompt follows `on_prompt`
+    ///
+    /// A tool that no manifest names is answered by `settings.hooks.unknown_tool` (default
+    /// prompt); any other rejected call is denied.
+    ///
+    /// Fails closed: bad or oversized input, another kind of event, a policy that does not
+    /// load, any internal error block the call in the agent's blocking form: exit 2 with the
+    /// reason on stderr (claude-code, codex, gemini-cli), exit 2 and a JSON deny (cursor),
+    /// exit 0 and a JSON deny (copilot, which ignores failing hooks). Secrets are scrubbed
+    /// from the answer, stderr and the log.
+    #[command(verbatim_doc_comment)]
+    Hook(hook::Args),
 }
 
 /// Output format for `explain`, `test`, `tools`.
