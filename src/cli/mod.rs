@@ -2,6 +2,7 @@
 
 pub mod explain;
 pub mod hook;
+pub mod init;
 pub mod lint;
 pub mod schema;
 pub mod test;
@@ -30,7 +31,7 @@ pub const EXIT_ERROR: u8 = 2;
 /// (`relax:`). With no paths, each command reads `policies/` and `manifests/`
 /// under the current folder, or the built-in default where neither exists.
 /// `hook` puts the policy in front of Claude Code, Codex, Gemini CLI, Cursor
-/// and Copilot CLI.
+/// and Copilot CLI; `init` installs it.
 #[derive(Debug, Parser)]
 #[command(name = "zero-policy", version, about, long_about)]
 pub struct Cli {
@@ -69,7 +70,7 @@ pub enum Command {
     Schema(schema::Args),
     /// Answer one agent hook event on stdin, in the agent's protocol (exit per agent).
     ///
-    /// Agents run it before each tool call. It reads one
+    /// Agents run it before each tool call; `zero-policy init AGENT` installs it. It reads one
     /// pre-tool event on stdin (at most 4 MiB), decides the call through the dispatch path,
     /// prints the answer the agent expects, and appends one JSON line to the decision log
     /// (`settings.log.path`, default ~/.local/state/zero-policy/decisions.jsonl).
@@ -96,6 +97,24 @@ pub enum Command {
     /// from the answer, stderr and the log.
     #[command(verbatim_doc_comment)]
     Hook(hook::Args),
+    /// Install the hook in an agent's settings file (exit 2 if that file is not JSON).
+    ///
+    /// Adds `zero-policy hook AGENT` to the agent's own settings file, keeping every other
+    /// key and the file's indentation, and prints the change as a diff:
+    ///   claude-code  .claude/settings.json           PreToolUse
+    ///   codex        .codex/hooks.json               PreToolUse
+    ///   gemini-cli   .gemini/settings.json           BeforeTool
+    ///   cursor       .cursor/hooks.json              preToolUse, beforeShellExecution,
+    ///                                                beforeMCPExecution, beforeReadFile
+    ///   copilot      .github/hooks/zero-policy.json  preToolUse
+    ///
+    /// `--project` (the default) writes under the current folder, `--user` under the home
+    /// folder (Codex: $CODEX_HOME if set; Copilot: ~/.copilot/hooks/zero-policy.json). The
+    /// command written names this binary by its absolute path. Running it again changes
+    /// nothing, or only brings that path up to date. A file that is not valid JSON is left
+    /// as it is and is an error (exit 2).
+    #[command(verbatim_doc_comment)]
+    Init(init::Args),
 }
 
 /// Output format for `explain`, `test`, `tools`.
