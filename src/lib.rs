@@ -1,13 +1,16 @@
 #![doc = include_str!("../README.md")]
 
 pub mod call;
+pub mod builtin;
 pub mod cel;
 pub mod cli;
 pub mod diagnostic;
 pub mod dispatch;
 pub mod effects;
+pub mod hooks;
 pub mod lint;
 pub mod loader;
+pub mod log;
 pub mod mcp;
 pub mod model;
 pub mod output;

@@ -13,6 +13,8 @@ fn main() -> ExitCode {
         Command::Test(args) => cli::test::run(&args),
         Command::Tools(args) => cli::tools::run(&args),
         Command::Schema(args) => cli::schema::run(&args),
+        Command::Hook(args) => cli::hook::run(&args),
+        Command::Init(args) => cli::init::run(&args),
     };
     ExitCode::from(code)
 }

@@ -291,6 +291,10 @@ pub struct RawSettings {
     pub secrets: Option<RawSecrets>,
     /// How paths in effects and lists are read.
     pub paths: Option<RawPaths>,
+    /// The decision log that `hook` appends to.
+    pub log: Option<RawLog>,
+    /// What agent hooks answer.
+    pub hooks: Option<RawHooks>,
 }
 
 /// How paths in effects and lists are read.
@@ -344,6 +348,41 @@ impl<'de> Deserialize<'de> for CaseFolding {
         }
         d.deserialize_any(V)
     }
+
+}
+
+/// The decision log: one JSON line per decision made by `hook`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLog {
+    /// The file to append to: absolute, or starting with `~/` (the home folder);
+    /// `""` turns the log off. Default `~/.local/state/zero-policy/decisions.jsonl`.
+    #[schemars(with = "Option<String>")]
+    pub path: Option<Spanned<String>>,
+    /// How a call's arguments are logged; default `scrubbed`.
+    #[schemars(with = "Option<LogArgs>")]
+    pub args: Option<Spanned<LogArgs>>,
+}
+
+/// How the decision log records a call's arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LogArgs {
+    /// Logged, with every secret the scrubber finds replaced by `[REDACTED]`.
+    #[default]
+    Scrubbed,
+    /// Not logged.
+    Omit,
+}
+
+/// What agent hooks answer.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    /// The answer for a tool that no manifest names: `allow`, `prompt` (the
+    /// default: the person is asked, or `on_prompt` decides) or `deny`.
+    #[schemars(with = "Option<Permission>")]
+    pub unknown_tool: Option<Spanned<Permission>>,
 }
 
 /// Extra secret detectors.

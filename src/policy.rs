@@ -15,7 +15,7 @@ use crate::cel::{CelEnv, Expression, PatternCache};
 use crate::diagnostic::{Location, SourceFile, Span};
 use crate::effects::catalog::Spec;
 use crate::loader::scalar::ScalarMap;
-use crate::model::{Decision, OnPrompt, Permission, Scope, SideEffect, Transport};
+use crate::model::{Decision, LogArgs, OnPrompt, Permission, Scope, SideEffect, Transport};
 
 /// Where something was written.
 #[derive(Debug, Clone)]
@@ -62,6 +62,12 @@ pub struct Settings {
     pub home: String,
     /// Whether path globs ignore case (`settings.paths.case_insensitive`).
     pub case_insensitive: bool,
+    /// What a hook answers for a tool that no manifest names.
+    pub unknown_tool: Permission,
+    /// The decision log as written (`~/` not expanded yet); empty turns it off.
+    pub log_path: String,
+    /// How the decision log records arguments.
+    pub log_args: LogArgs,
 }
 
 /// The host's home folder: `$HOME`, else `/`.
@@ -79,6 +85,9 @@ pub fn host_folds_case() -> bool {
     cfg!(any(target_os = "macos", target_os = "windows"))
 }
 
+/// Where the decision log goes unless `settings.log.path` says otherwise.
+pub const DEFAULT_LOG_PATH: &str = "~/.local/state/zero-policy/decisions.jsonl";
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -90,6 +99,9 @@ impl Default for Settings {
             secret_env: Vec::new(),
             home: host_home(),
             case_insensitive: host_folds_case(),
+            unknown_tool: Permission::Prompt,
+            log_path: DEFAULT_LOG_PATH.into(),
+            log_args: LogArgs::Scrubbed,
         }
     }
 }

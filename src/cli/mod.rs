@@ -1,6 +1,8 @@
 //! The command line: one file per subcommand, each with its `Args` and `run`.
 
 pub mod explain;
+pub mod hook;
+pub mod init;
 pub mod lint;
 pub mod schema;
 pub mod test;
@@ -27,7 +29,9 @@ pub const EXIT_ERROR: u8 = 2;
 /// Manifests (YAML) describe an agent's tools and MCP servers; policies (YAML)
 /// hold CEL rules that may only tighten (`rules:`) or only move prompt to allow
 /// (`relax:`). With no paths, each command reads `policies/` and `manifests/`
-/// under the current folder.
+/// under the current folder, or the built-in default where neither exists.
+/// `hook` puts the policy in front of Claude Code, Codex, Gemini CLI, Cursor
+/// and Copilot CLI; `init` installs it.
 #[derive(Debug, Parser)]
 #[command(name = "zero-policy", version, about, long_about)]
 pub struct Cli {
@@ -64,6 +68,53 @@ pub enum Command {
     Tools(tools::Args),
     /// Print the JSON Schema of the document format.
     Schema(schema::Args),
+    /// Answer one agent hook event on stdin, in the agent's protocol (exit per agent).
+    ///
+    /// Agents run it before each tool call; `zero-policy init AGENT` installs it. It reads one
+    /// pre-tool event on stdin (at most 4 MiB), decides the call through the dispatch path,
+    /// prints the answer the agent expects, and appends one JSON line to the decision log
+    /// (`settings.log.path`, default ~/.local/state/zero-policy/decisions.jsonl).
+    ///
+    /// The policy: the PATHs given; else $ZERO_POLICY_PATH (paths separated by `:`); else
+    /// ~/.config/zero-policy/ if it exists; else the built-in default. The project's own
+    /// policies/ folder is not read: the agent can write there.
+    ///
+    /// Answers:
+    ///   claude-code  permissionDecision allow | ask | deny
+    ///   codex        nothing to allow; a deny; a prompt follows `on_prompt`
+    ///   gemini-cli   decision allow | ask | deny
+    ///   cursor       permission allow | ask | deny (ask on shell and MCP events only,
+    ///                elsewhere a prompt follows `on_prompt`)
+    ///   copilot      nothing to allow; a deny; a prompt follows `on_prompt`
+    ///
+    /// A tool that no manifest names is answered by `settings.hooks.unknown_tool` (default
+    /// prompt); any other rejected call is denied.
+    ///
+    /// Fails closed: bad or oversized input, another kind of event, a policy that does not
+    /// load, any internal error block the call in the agent's blocking form: exit 2 with the
+    /// reason on stderr (claude-code, codex, gemini-cli), exit 2 and a JSON deny (cursor),
+    /// exit 0 and a JSON deny (copilot, which ignores failing hooks). Secrets are scrubbed
+    /// from the answer, stderr and the log.
+    #[command(verbatim_doc_comment)]
+    Hook(hook::Args),
+    /// Install the hook in an agent's settings file (exit 2 if that file is not JSON).
+    ///
+    /// Adds `zero-policy hook AGENT` to the agent's own settings file, keeping every other
+    /// key and the file's indentation, and prints the change as a diff:
+    ///   claude-code  .claude/settings.json           PreToolUse
+    ///   codex        .codex/hooks.json               PreToolUse
+    ///   gemini-cli   .gemini/settings.json           BeforeTool
+    ///   cursor       .cursor/hooks.json              preToolUse, beforeShellExecution,
+    ///                                                beforeMCPExecution, beforeReadFile
+    ///   copilot      .github/hooks/zero-policy.json  preToolUse
+    ///
+    /// `--project` (the default) writes under the current folder, `--user` under the home
+    /// folder (Codex: $CODEX_HOME if set; Copilot: ~/.copilot/hooks/zero-policy.json). The
+    /// command written names this binary by its absolute path. Running it again changes
+    /// nothing, or only brings that path up to date. A file that is not valid JSON is left
+    /// as it is and is an error (exit 2).
+    #[command(verbatim_doc_comment)]
+    Init(init::Args),
 }
 
 /// Output format for `explain`, `test`, `tools`.
@@ -79,19 +130,39 @@ pub enum Format {
 #[derive(Debug, Clone, clap::Args)]
 pub struct Paths {
     /// Policy and manifest files or folders (searched for *.yaml, *.yml);
-    /// default: `policies/` and `manifests/` here.
+    /// default: `policies/` and `manifests/` here, else the built-in default.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
-impl Paths {
-    /// The paths given, or the default folders that exist.
+/// Where a command's files come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Files and folders on disk.
+    Paths(Vec<PathBuf>),
+    /// The shipped `policies/` and `manifests/`, embedded in the binary.
+    Builtin,
+}
+
+impl Source {
+    /// Reads and loads the files.
     ///
     /// # Errors
-    /// No paths were given and neither default folder exists.
-    pub fn resolve(&self) -> Result<Vec<PathBuf>, String> {
+    /// A path does not exist or cannot be read; problems *in* the files are diagnostics.
+    pub fn load(&self) -> Result<Loaded, loader::LoadError> {
+        match self {
+            Source::Paths(paths) => loader::load_paths(paths),
+            Source::Builtin => Ok(loader::load_sources(crate::builtin::sources())),
+        }
+    }
+}
+
+impl Paths {
+    /// The paths given; else the default folders that exist here; else the built-in default.
+    #[must_use]
+    pub fn resolve(&self) -> Source {
         if !self.paths.is_empty() {
-            return Ok(self.paths.clone());
+            return Source::Paths(self.paths.clone());
         }
         let defaults: Vec<PathBuf> = ["policies", "manifests"]
             .iter()
@@ -99,24 +170,24 @@ impl Paths {
             .filter(|p| p.is_dir())
             .collect();
         if defaults.is_empty() {
-            return Err(
-                "no paths given, and there is no `policies/` or `manifests/` folder here".into(),
-            );
+            Source::Builtin
+        } else {
+            Source::Paths(defaults)
         }
-        Ok(defaults)
     }
 }
 
 /// Loads the files; on a problem that stops the command, prints it and returns the exit code.
+/// Falling back to the built-in default is said on stderr.
 ///
 /// # Errors
 /// The exit code to return: the paths could not be read.
 pub fn load(paths: &Paths) -> Result<Loaded, u8> {
-    let resolved = paths.resolve().map_err(|e| {
-        output::error(&e);
-        EXIT_ERROR
-    })?;
-    loader::load_paths(&resolved).map_err(|e| {
+    let source = paths.resolve();
+    if source == Source::Builtin {
+        output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
+    }
+    source.load().map_err(|e| {
         output::error(&e.to_string());
         EXIT_ERROR
     })

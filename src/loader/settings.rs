@@ -122,5 +122,32 @@ impl Builder {
                 self.settings.secret_env.push(e.value.clone());
             }
         }
+        if let Some(log) = &raw.log {
+            if let Some(v) = &log.path
+                && self.setting("log.path", file, v)
+            {
+                let p = v.value.as_str();
+                if p.is_empty() || p.starts_with("~/") || Path::new(p).is_absolute() {
+                    self.settings.log_path = v.value.clone();
+                } else {
+                    self.diags.push(
+                        Diagnostic::new(Code::InvalidValue, format!("`log.path` `{p}` is relative"))
+                            .at(origin(file, v).location())
+                            .help("hooks run in the agent's working folder; give an absolute path, one starting with `~/`, or `\"\"` to turn the log off"),
+                    );
+                }
+            }
+            if let Some(v) = &log.args
+                && self.setting("log.args", file, v)
+            {
+                self.settings.log_args = v.value;
+            }
+        }
+        if let Some(hooks) = &raw.hooks
+            && let Some(v) = &hooks.unknown_tool
+            && self.setting("hooks.unknown_tool", file, v)
+        {
+            self.settings.unknown_tool = v.value;
+        }
     }
 }

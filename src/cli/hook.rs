@@ -1,0 +1,257 @@
+//! `zero-policy hook AGENT`: one pre-tool event on stdin, answered in the agent's protocol.
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::cli::Source;
+use crate::hooks::{self, Agent, Decided};
+use crate::log;
+use crate::output;
+use crate::policy::{DEFAULT_LOG_PATH, Policy};
+use crate::registry::Registry;
+use crate::scrub::Scrubber;
+
+const EXAMPLES: &str = r#"Examples:
+
+  echo '{"session_id":"abc123","transcript_path":"/tmp/t.jsonl","cwd":"/home/dev/project",
+         "permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash",
+         "tool_input":{"command":"rm -rf /"},"tool_use_id":"toolu_01"}' \
+    | zero-policy hook claude-code
+
+  ZERO_POLICY_PATH=/etc/zero-policy zero-policy hook codex < event.json
+
+  zero-policy hook gemini-cli ~/team-policy/ < event.json
+
+Install it with `zero-policy init AGENT`; docs/hooks.md has each agent's setup."#;
+
+/// Answer one agent hook event (the long help is on `Command::Hook`).
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The agent whose protocol the event and the answer use.
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Policy and manifest files or folders; default `$ZERO_POLICY_PATH`,
+    /// else `~/.config/zero-policy/`, else the built-in default.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// Where the hook reads its policy: the paths given, else `$ZERO_POLICY_PATH`,
+/// else `~/.config/zero-policy/` if it exists, else the built-in default.
+#[must_use]
+pub fn source(
+    paths: &[PathBuf],
+    zero_policy_path: Option<OsString>,
+    home: Option<PathBuf>,
+) -> Source {
+    if !paths.is_empty() {
+        return Source::Paths(paths.to_vec());
+    }
+    if let Some(value) = zero_policy_path {
+        let listed: Vec<PathBuf> = std::env::split_paths(&value)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        if !listed.is_empty() {
+            return Source::Paths(listed);
+        }
+    }
+    if let Some(home) = home {
+        let dir = home.join(".config/zero-policy");
+        if dir.is_dir() {
+            return Source::Paths(vec![dir]);
+        }
+    }
+    Source::Builtin
+}
+
+/// Loads the policy and builds its registry; every failure is one message.
+fn load(source: &Source) -> Result<(Policy, Registry), String> {
+    let loaded = source.load().map_err(|e| e.to_string())?;
+    let Some(policy) = loaded.policy else {
+        let errors: Vec<&crate::Diagnostic> = loaded
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::Severity::Error)
+            .collect();
+        let first = errors.first().map_or_else(String::new, |d| {
+            let place = d
+                .location
+                .as_ref()
+                .map(|l| {
+                    let (line, col) = l.file.line_col(l.span.offset);
+                    format!("{}:{line}:{col}: ", l.file.name)
+                })
+                .unwrap_or_default();
+            format!(": {place}{}", d.message)
+        });
+        return Err(format!(
+            "the policy does not load ({} error{}{first}); run `zero-policy lint` on it",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" },
+        ));
+    };
+    let registry = Registry::new(&policy).map_err(|e| format!("the policy cannot be used: {e}"))?;
+    Ok((policy, registry))
+}
+
+/// The hook without the panic guard.
+fn run_unguarded(args: &Args, started: Instant) -> Decided {
+    let stdin = std::io::stdin();
+    let input = if stdin.is_terminal() {
+        Err(format!(
+            "standard input is a terminal; pipe one {} hook event into `zero-policy hook {}`",
+            args.agent.display(),
+            args.agent.as_str()
+        ))
+    } else {
+        hooks::read_event(stdin.lock())
+    };
+    let source = source(
+        &args.paths,
+        std::env::var_os("ZERO_POLICY_PATH"),
+        log::home(),
+    );
+    match load(&source) {
+        Ok((policy, registry)) => {
+            hooks::decide(args.agent, input, Ok((&policy, &registry)), started)
+        }
+        Err(why) => hooks::decide(args.agent, input, Err(why), started),
+    }
+}
+
+/// Appends the record; a failure is added to the answer's stderr, and the decision stands.
+fn write_log(decided: &mut Decided) {
+    let result =
+        log::resolve_path(&decided.log_path, log::home().as_deref()).and_then(|path| match path {
+            Some(p) => log::append(&p, &decided.record.line()),
+            None => Ok(()),
+        });
+    if let Err(e) = result {
+        decided.answer.stderr.push_str(&format!(
+            "zero-policy: {}\n",
+            Scrubber::builtin().scrub_str(&e)
+        ));
+    }
+}
+
+/// Runs `f`; a panic in it becomes the agent's blocking answer, scrubbed.
+pub fn guarded(agent: Agent, started: Instant, f: impl FnOnce() -> Decided) -> Decided {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(d) => d,
+        Err(payload) => {
+            let detail = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            hooks::fail(
+                agent,
+                &Scrubber::builtin(),
+                DEFAULT_LOG_PATH,
+                "",
+                None,
+                &format!("internal error (a bug in zero-policy, please report it): {detail}"),
+                started,
+            )
+        }
+    }
+}
+
+/// Runs the command: never panics, never answers allow on an error.
+#[must_use]
+pub fn run(args: &Args) -> u8 {
+    let started = Instant::now();
+    // A panic is reported below, scrubbed, in the agent's blocking form; the
+    // default hook would print its message (which may quote input) raw.
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut decided = guarded(args.agent, started, || run_unguarded(args, started));
+    if catch_unwind(AssertUnwindSafe(|| write_log(&mut decided))).is_err() {
+        decided
+            .answer
+            .stderr
+            .push_str("zero-policy: internal error while writing the decision log\n");
+    }
+    output::stdout(&decided.answer.stdout);
+    output::stderr(&decided.answer.stderr);
+    decided.answer.code
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "tests")]
+
+    use std::path::PathBuf;
+
+    use super::source;
+    use crate::cli::Source;
+
+    #[test]
+    #[expect(clippy::panic, reason = "the panic under test")]
+    fn a_panic_is_the_agents_blocking_answer_with_the_secret_scrubbed() {
+        use crate::hooks::Agent;
+        let started = std::time::Instant::now();
+        for agent in Agent::ALL {
+            let d = super::guarded(agent, started, || {
+                panic!("boom with token ghp_16C7e42F292c6912E7710c838347Ae178B4a")
+            });
+            assert_eq!(d.record.decision, "error");
+            assert_eq!(d.record.answer, "deny");
+            let all = format!("{}{}{}", d.answer.stdout, d.answer.stderr, d.record.line());
+            assert!(all.contains("internal error"), "{all}");
+            assert!(
+                !all.contains("ghp_16C7e42F292c6912E7710c838347Ae178B4a"),
+                "{all}"
+            );
+            match agent {
+                Agent::Copilot => {
+                    assert_eq!(d.answer.code, 0);
+                    assert!(d.answer.stdout.contains(r#""permissionDecision":"deny""#));
+                }
+                Agent::Cursor => {
+                    assert_eq!(d.answer.code, 2);
+                    assert!(d.answer.stdout.contains(r#""permission":"deny""#));
+                }
+                _ => {
+                    assert_eq!(d.answer.code, 2);
+                    assert!(d.answer.stdout.is_empty());
+                    assert!(
+                        d.answer
+                            .stderr
+                            .starts_with("zero-policy: the call is blocked")
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn paths_given_win_then_the_variable_then_the_config_folder_then_the_builtin() {
+        let home = std::env::temp_dir().join(format!("zp-hook-home-{}", std::process::id()));
+        let config = home.join(".config/zero-policy");
+        let given = vec![PathBuf::from("/etc/zp")];
+        assert_eq!(
+            source(&given, Some("/a:/b".into()), Some(home.clone())),
+            Source::Paths(given.clone())
+        );
+        assert_eq!(
+            source(&[], Some("/a::/b".into()), Some(home.clone())),
+            Source::Paths(vec!["/a".into(), "/b".into()])
+        );
+        assert_eq!(
+            source(&[], Some("".into()), Some(home.clone())),
+            Source::Builtin
+        );
+        std::fs::create_dir_all(&config).unwrap();
+        assert_eq!(
+            source(&[], None, Some(home.clone())),
+            Source::Paths(vec![config])
+        );
+        std::fs::remove_dir_all(&home).unwrap();
+        assert_eq!(source(&[], None, Some(home)), Source::Builtin);
+        assert_eq!(source(&[], None, None), Source::Builtin);
+    }
+}

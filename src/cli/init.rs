@@ -1,0 +1,648 @@
+//! `zero-policy init AGENT`: installs the hook in the agent's settings file.
+//!
+//! The file is read as JSON, the hook entry is added (or its command brought
+//! up to date) and every other key is kept in its order; running it twice
+//! gives one entry. A file that is not JSON is never overwritten.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::cli::{EXIT_ERROR, EXIT_OK};
+use crate::hooks::{Agent, cursor};
+use crate::output;
+
+const EXAMPLES: &str = "Examples:
+
+  zero-policy init claude-code            # .claude/settings.json in this project
+
+  zero-policy init codex --user           # ~/.codex/hooks.json, for every project
+
+  zero-policy init cursor --dry-run       # show the change to .cursor/hooks.json, write nothing";
+
+/// Install the hook in an agent's settings file (the long help is on `Command::Init`).
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// The agent to install the hook for.
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Install in the user's settings, under the home folder.
+    #[arg(long, conflicts_with = "project")]
+    pub user: bool,
+    /// Install in this project's settings, under the current folder (the default).
+    #[arg(long)]
+    pub project: bool,
+    /// Print the change without writing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Where the hook is installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Under the current folder.
+    Project,
+    /// Under the home folder.
+    User,
+}
+
+/// How an agent's settings file lists its hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `hooks.EVENT: [{matcher, hooks: [{type: command, command, ...}]}]`.
+    Grouped,
+    /// `hooks.EVENT: [{..., KEY: command}]`, with `version: 1` at the top.
+    Flat(&'static str),
+}
+
+/// The agent's settings file for a scope.
+///
+/// # Errors
+/// `--user` without a home folder.
+pub fn settings_file(agent: Agent, scope: Scope) -> Result<PathBuf, String> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = || {
+        crate::log::home()
+            .ok_or_else(|| "`--user` needs the home folder, and `HOME` is not set".to_string())
+    };
+    Ok(match (agent, scope) {
+        (Agent::ClaudeCode, Scope::Project) => PathBuf::from(".claude/settings.json"),
+        (Agent::Codex, Scope::Project) => PathBuf::from(".codex/hooks.json"),
+        (Agent::GeminiCli, Scope::Project) => PathBuf::from(".gemini/settings.json"),
+        (Agent::Cursor, Scope::Project) => PathBuf::from(".cursor/hooks.json"),
+        (Agent::Copilot, Scope::Project) => PathBuf::from(".github/hooks/zero-policy.json"),
+        (Agent::ClaudeCode, Scope::User) => home()?.join(".claude/settings.json"),
+        (Agent::Codex, Scope::User) => match var("CODEX_HOME") {
+            Some(dir) => dir.join("hooks.json"),
+            None => home()?.join(".codex/hooks.json"),
+        },
+        (Agent::GeminiCli, Scope::User) => home()?.join(".gemini/settings.json"),
+        (Agent::Cursor, Scope::User) => home()?.join(".cursor/hooks.json"),
+        (Agent::Copilot, Scope::User) => match var("COPILOT_HOME") {
+            Some(dir) => dir.join("hooks/zero-policy.json"),
+            None => home()?.join(".copilot/hooks/zero-policy.json"),
+        },
+    })
+}
+
+fn shape(agent: Agent) -> Shape {
+    match agent {
+        Agent::ClaudeCode | Agent::Codex | Agent::GeminiCli => Shape::Grouped,
+        Agent::Cursor => Shape::Flat("command"),
+        Agent::Copilot => Shape::Flat("bash"),
+    }
+}
+
+fn events(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::ClaudeCode | Agent::Codex => &["PreToolUse"],
+        Agent::GeminiCli => &["BeforeTool"],
+        Agent::Cursor => &cursor::EVENTS,
+        Agent::Copilot => &["preToolUse"],
+    }
+}
+
+/// The hook handler for one agent, running `command`. Timeouts are generous:
+/// an agent lets a call through when its hook times out.
+fn handler(agent: Agent, command: &str) -> Value {
+    match agent {
+        Agent::ClaudeCode | Agent::Codex => {
+            json!({"type": "command", "command": command, "timeout": 30})
+        }
+        Agent::GeminiCli => {
+            json!({"name": "zero-policy", "type": "command", "command": command, "timeout": 30000})
+        }
+        Agent::Cursor => json!({"command": command}),
+        Agent::Copilot => json!({"type": "command", "bash": command, "timeoutSec": 30}),
+    }
+}
+
+/// The command that runs the hook: this binary by its absolute path, quoted for a shell.
+#[must_use]
+pub fn hook_command(exe: &Path, agent: Agent) -> String {
+    format!(
+        "{} hook {}",
+        shell_quote(&exe.to_string_lossy()),
+        agent.as_str()
+    )
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+#[must_use]
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether a hook command is a `zero-policy hook AGENT` (whatever the binary's path).
+#[must_use]
+pub fn is_ours(command: &str, agent: Agent) -> bool {
+    let command = command.trim();
+    let (program, rest) = if let Some(quoted) = command.strip_prefix('\'') {
+        // The quoting `shell_quote` writes: '…' with `'\''` for a quote.
+        let mut program = String::new();
+        let mut rest = quoted;
+        loop {
+            let Some(end) = rest.find('\'') else {
+                return false;
+            };
+            program.push_str(&rest[..end]);
+            rest = &rest[end + 1..];
+            match rest.strip_prefix("\\''") {
+                Some(more) => {
+                    program.push('\'');
+                    rest = more;
+                }
+                None => break,
+            }
+        }
+        (program, rest)
+    } else {
+        match command.split_once(char::is_whitespace) {
+            Some((p, r)) => (p.to_string(), r),
+            None => (command.to_string(), ""),
+        }
+    };
+    let name = Path::new(&program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut words = rest.split_whitespace();
+    (name == "zero-policy" || name == "zero-policy.exe")
+        && words.next() == Some("hook")
+        && words.next() == Some(agent.as_str())
+}
+
+/// What installing did to one event's list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Added,
+    Updated,
+    Unchanged,
+}
+
+/// Installs the hook in a settings document; returns what happened per event.
+///
+/// # Errors
+/// A part of the document that must be an object or a list is not.
+fn install(
+    root: &mut Value,
+    agent: Agent,
+    command: &str,
+) -> Result<Vec<(&'static str, Change)>, String> {
+    let Value::Object(top) = root else {
+        return Err("the top level is not a JSON object".into());
+    };
+    if matches!(shape(agent), Shape::Flat(_)) && !top.contains_key("version") {
+        top.insert("version".into(), json!(1));
+    }
+    let hooks = top
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        return Err("`hooks` is not an object".into());
+    };
+    let mut changes = Vec::new();
+    for event in events(agent) {
+        let list = hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(list) = list else {
+            return Err(format!("`hooks.{event}` is not a list"));
+        };
+        let change = match shape(agent) {
+            Shape::Grouped => install_grouped(list, agent, command)?,
+            Shape::Flat(key) => install_flat(list, agent, command, key),
+        };
+        changes.push((*event, change));
+    }
+    Ok(changes)
+}
+
+/// Sets the command of the first of our handlers in `handlers` and removes
+/// the others; `None` when there is none.
+fn keep_one(
+    handlers: &mut Vec<Value>,
+    key: &str,
+    agent: Agent,
+    command: &str,
+    seen: &mut bool,
+) -> Option<Change> {
+    let mut change = None;
+    handlers.retain_mut(|h| {
+        let ours = h
+            .get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|c| is_ours(c, agent));
+        if !ours {
+            return true;
+        }
+        if *seen {
+            change = Some(Change::Updated);
+            return false;
+        }
+        *seen = true;
+        if h.get(key).and_then(Value::as_str) == Some(command) {
+            change.get_or_insert(Change::Unchanged);
+        } else {
+            h[key] = json!(command);
+            change = Some(Change::Updated);
+        }
+        true
+    });
+    change
+}
+
+fn install_grouped(list: &mut Vec<Value>, agent: Agent, command: &str) -> Result<Change, String> {
+    let mut seen = false;
+    let mut change: Option<Change> = None;
+    for group in list.iter_mut() {
+        let Some(handlers) = group.get_mut("hooks") else {
+            continue;
+        };
+        let Value::Array(handlers) = handlers else {
+            return Err("a hook group's `hooks` is not a list".into());
+        };
+        let before = handlers.len();
+        if let Some(c) = keep_one(handlers, "command", agent, command, &mut seen) {
+            change = Some(match (change, c) {
+                (Some(Change::Updated), _) | (_, Change::Updated) => Change::Updated,
+                _ => c,
+            });
+        }
+        // A group emptied by removing a duplicate of ours is dropped below.
+        if handlers.is_empty() && before > 0 {
+            *group = Value::Null;
+        }
+    }
+    list.retain(|g| !g.is_null());
+    Ok(match change {
+        Some(c) => c,
+        None => {
+            list.push(json!({"matcher": "*", "hooks": [handler(agent, command)]}));
+            Change::Added
+        }
+    })
+}
+
+fn install_flat(list: &mut Vec<Value>, agent: Agent, command: &str, key: &str) -> Change {
+    let mut seen = false;
+    match keep_one(list, key, agent, command, &mut seen) {
+        Some(c) => c,
+        None => {
+            list.push(handler(agent, command));
+            Change::Added
+        }
+    }
+}
+
+/// The indentation the file uses (so a rewrite changes as few lines as it can); two spaces if none.
+fn indent_of(text: &str) -> String {
+    text.lines()
+        .find_map(|l| {
+            let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+            (!ws.is_empty() && ws.len() < l.len()).then_some(ws)
+        })
+        .unwrap_or_else(|| "  ".into())
+}
+
+fn pretty(value: &Value, indent: &str) -> String {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    if value.serialize(&mut ser).is_err() {
+        return String::new();
+    }
+    let mut s = String::from_utf8(out).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// A unified diff of two texts, three lines of context; empty when they are equal.
+#[must_use]
+pub fn diff(name: &str, old: &str, new: &str) -> String {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    if a == b {
+        return String::new();
+    }
+    // Longest common subsequence, for the small files settings are.
+    let (n, m) = (a.len(), b.len());
+    if n.saturating_mul(m) > 4_000_000 {
+        return format!("--- {name}\n+++ {name}\n(too large to show a diff)\n");
+    }
+    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    // The edit script: (old line index, new line index, kind).
+    let mut ops: Vec<(usize, usize, char)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            ops.push((i, j, ' '));
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            ops.push((i, j, '-'));
+            i += 1;
+        } else {
+            ops.push((i, j, '+'));
+            j += 1;
+        }
+    }
+    const CONTEXT: usize = 3;
+    let changed: Vec<usize> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.2 != ' ')
+        .map(|(k, _)| k)
+        .collect();
+    let mut out = format!("--- {name}\n+++ {name}\n");
+    let mut k = 0;
+    while k < changed.len() {
+        let start = changed[k].saturating_sub(CONTEXT);
+        let mut end = changed[k];
+        while k < changed.len() && changed[k] <= end + 2 * CONTEXT + 1 {
+            end = changed[k];
+            k += 1;
+        }
+        let end = (end + CONTEXT + 1).min(ops.len());
+        let hunk = &ops[start..end];
+        let old_len = hunk.iter().filter(|o| o.2 != '+').count();
+        let new_len = hunk.iter().filter(|o| o.2 != '-').count();
+        let old_start = hunk.first().map_or(0, |o| o.0) + usize::from(old_len > 0);
+        let new_start = hunk.first().map_or(0, |o| o.1) + usize::from(new_len > 0);
+        out.push_str(&format!(
+            "@@ -{old_start},{old_len} +{new_start},{new_len} @@\n"
+        ));
+        for (oi, nj, kind) in hunk {
+            let line = if *kind == '+' { b[*nj] } else { a[*oi] };
+            out.push(*kind);
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Writes through a temporary file in the same folder and a rename, so a
+/// crash never leaves half a settings file; keeps the old file's permissions.
+fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
+    let fail = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir).map_err(fail)?;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir
+        .unwrap_or_else(|| Path::new("."))
+        .join(format!(".{name}.zero-policy-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text).map_err(fail)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail(e)
+    })
+}
+
+/// Runs the command.
+#[must_use]
+pub fn run(args: &Args) -> u8 {
+    let scope = if args.user {
+        Scope::User
+    } else {
+        Scope::Project
+    };
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => {
+            output::error(&format!(
+                "cannot find the path of this zero-policy binary: {e}"
+            ));
+            return EXIT_ERROR;
+        }
+    };
+    match init(
+        args.agent,
+        scope,
+        &hook_command(&exe, args.agent),
+        args.dry_run,
+    ) {
+        Ok(text) => {
+            output::stdout(&text);
+            EXIT_OK
+        }
+        Err(e) => {
+            output::error(&e);
+            EXIT_ERROR
+        }
+    }
+}
+
+/// Installs (or with `dry_run` only describes) the hook; returns what to print.
+///
+/// # Errors
+/// The settings file cannot be read or written, or is not a JSON object of
+/// the agent's shape; the message names the file.
+pub fn init(agent: Agent, scope: Scope, command: &str, dry_run: bool) -> Result<String, String> {
+    let path = settings_file(agent, scope)?;
+    let shown = path.display().to_string();
+    // Write through a symlink to the file it names, not over the link.
+    let target = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    let old = match std::fs::read_to_string(&target) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
+    };
+    let mut root: Value = if old.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_str(&old).map_err(|e| {
+            format!(
+                "`{shown}` is not valid JSON ({e}); it was left as it is. Fix it, or add this {} hook by hand: {}",
+                events(agent).join(", "),
+                handler(agent, command)
+            )
+        })?
+    };
+    let original = root.clone();
+    let changes = install(&mut root, agent, command)
+        .map_err(|e| format!("`{shown}`: {e}; it was left as it is"))?;
+    let new = pretty(&root, &indent_of(&old));
+    let mut out = String::new();
+    let verb = |c: Change| match (c, dry_run) {
+        (Change::Added, false) => "added",
+        (Change::Added, true) => "would add",
+        (Change::Updated, false) => "updated",
+        (Change::Updated, true) => "would update",
+        (Change::Unchanged, _) => "already has",
+    };
+    for (event, change) in &changes {
+        out.push_str(&format!(
+            "{shown}: {} the `{event}` hook `{command}`\n",
+            verb(*change)
+        ));
+    }
+    if root == original {
+        out.push_str(&format!("{shown}: nothing to change\n"));
+        return Ok(out);
+    }
+    out.push('\n');
+    out.push_str(&diff(&shown, &old, &new));
+    if !dry_run {
+        write_atomically(&target, &new)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "tests")]
+
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn our_commands_are_recognised_whatever_the_binary_path() {
+        let cmd = hook_command(Path::new("/opt/my tools/zero-policy"), Agent::Codex);
+        assert_eq!(cmd, "'/opt/my tools/zero-policy' hook codex");
+        assert!(is_ours(&cmd, Agent::Codex));
+        assert!(!is_ours(&cmd, Agent::ClaudeCode));
+        assert!(is_ours("/usr/bin/zero-policy hook cursor", Agent::Cursor));
+        assert!(is_ours(
+            &hook_command(Path::new("/it's/zero-policy"), Agent::Cursor),
+            Agent::Cursor
+        ));
+        assert!(!is_ours("/usr/bin/other hook cursor", Agent::Cursor));
+        assert!(!is_ours("echo zero-policy hook cursor", Agent::Cursor));
+        assert!(!is_ours(
+            "'/unterminated/zero-policy hook cursor",
+            Agent::Cursor
+        ));
+    }
+
+    #[test]
+    fn shell_quote_leaves_plain_paths_and_quotes_the_rest() {
+        assert_eq!(
+            shell_quote("/usr/local/bin/zero-policy"),
+            "/usr/local/bin/zero-policy"
+        );
+        assert_eq!(shell_quote("/a b/c"), "'/a b/c'");
+        assert_eq!(shell_quote("/a'b"), r"'/a'\''b'");
+        assert_eq!(shell_quote("/a$HOME"), "'/a$HOME'");
+    }
+
+    #[test]
+    fn installing_twice_gives_one_entry_and_updates_a_moved_binary() {
+        let mut root = json!({"model": "opus", "hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]}
+        ]}});
+        let first = install(
+            &mut root,
+            Agent::ClaudeCode,
+            "/a/zero-policy hook claude-code",
+        )
+        .unwrap();
+        assert_eq!(first, vec![("PreToolUse", Change::Added)]);
+        let again = install(
+            &mut root,
+            Agent::ClaudeCode,
+            "/a/zero-policy hook claude-code",
+        )
+        .unwrap();
+        assert_eq!(again, vec![("PreToolUse", Change::Unchanged)]);
+        let moved = install(
+            &mut root,
+            Agent::ClaudeCode,
+            "/b/zero-policy hook claude-code",
+        )
+        .unwrap();
+        assert_eq!(moved, vec![("PreToolUse", Change::Updated)]);
+        assert_eq!(
+            root,
+            json!({"model": "opus", "hooks": {"PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]},
+                {"matcher": "*", "hooks": [{"type": "command", "command": "/b/zero-policy hook claude-code", "timeout": 30}]}
+            ]}})
+        );
+    }
+
+    #[test]
+    fn duplicates_of_our_entry_are_folded_into_one() {
+        let ours =
+            json!({"type": "command", "bash": "/a/zero-policy hook copilot", "timeoutSec": 30});
+        let mut root = json!({"version": 1, "hooks": {"preToolUse": [ours.clone(), ours.clone()]}});
+        let changes = install(&mut root, Agent::Copilot, "/a/zero-policy hook copilot").unwrap();
+        assert_eq!(changes, vec![("preToolUse", Change::Updated)]);
+        assert_eq!(root, json!({"version": 1, "hooks": {"preToolUse": [ours]}}));
+    }
+
+    #[test]
+    fn shapes_that_are_not_ours_to_change_are_errors() {
+        for (bad, want) in [
+            (json!([1]), "top level"),
+            (json!({"hooks": []}), "`hooks` is not an object"),
+            (
+                json!({"hooks": {"PreToolUse": {}}}),
+                "`hooks.PreToolUse` is not a list",
+            ),
+            (
+                json!({"hooks": {"PreToolUse": [{"hooks": "x"}]}}),
+                "is not a list",
+            ),
+        ] {
+            let mut root = bad.clone();
+            let err =
+                install(&mut root, Agent::ClaudeCode, "zero-policy hook claude-code").unwrap_err();
+            assert!(err.contains(want), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn diff_shows_added_lines_with_context() {
+        let old = "{\n  \"a\": 1\n}\n";
+        let new = "{\n  \"a\": 1,\n  \"b\": 2\n}\n";
+        assert_eq!(
+            diff("f.json", old, new),
+            "--- f.json\n+++ f.json\n@@ -1,3 +1,4 @@\n {\n-  \"a\": 1\n+  \"a\": 1,\n+  \"b\": 2\n }\n"
+        );
+        assert_eq!(diff("f.json", old, old), "");
+        assert_eq!(
+            diff("f.json", "", "{}\n"),
+            "--- f.json\n+++ f.json\n@@ -0,0 +1,1 @@\n+{}\n"
+        );
+    }
+
+    #[test]
+    fn indentation_is_kept() {
+        assert_eq!(indent_of("{\n    \"a\": 1\n}"), "    ");
+        assert_eq!(indent_of("{\n\t\"a\": 1\n}"), "\t");
+        assert_eq!(indent_of("{}"), "  ");
+    }
+}

@@ -1,0 +1,313 @@
+//! `zero-policy init AGENT`: the hook written into each agent's settings file,
+//! merged into what is there, idempotent; and the `hook`/`init` help.
+#![expect(clippy::unwrap_used, reason = "tests")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const EXE: &str = env!("CARGO_BIN_EXE_zero-policy");
+
+/// A project folder and a home folder of the test's own, removed on drop.
+struct Env {
+    root: PathBuf,
+}
+
+impl Env {
+    fn new(name: &str) -> Env {
+        let root = std::env::temp_dir().join(format!("zp-init-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("home")).unwrap();
+        std::fs::create_dir_all(root.join("project")).unwrap();
+        Env { root }
+    }
+
+    fn project(&self) -> PathBuf {
+        self.root.join("project")
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    fn zp(&self, args: &[&str]) -> (i32, String, String) {
+        self.zp_env(args, &[])
+    }
+
+    fn zp_env(&self, args: &[&str], env: &[(&str, &Path)]) -> (i32, String, String) {
+        let out = Command::new(EXE)
+            .args(args)
+            .current_dir(self.project())
+            .env("HOME", self.home())
+            .env_remove("CODEX_HOME")
+            .env_remove("COPILOT_HOME")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    }
+
+    fn read(&self, path: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn command(agent: &str) -> String {
+    format!("{EXE} hook {agent}")
+}
+
+/// The printed change, with this machine's paths replaced.
+fn redact(text: &str, env: &Env) -> String {
+    text.replace(EXE, "[EXE]")
+        .replace(&env.home().display().to_string(), "[HOME]")
+}
+
+#[test]
+fn claude_code_twice_in_a_project_keeps_every_key_and_adds_one_entry() {
+    let env = Env::new("claude");
+    let settings = env.project().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    // As an editor or the agent writes it: pretty, here with 4-space indentation.
+    let existing = r#"{
+    "model": "opus",
+    "permissions": {
+        "allow": [
+            "Bash(git status)"
+        ],
+        "deny": [
+            "Read(./.env)"
+        ]
+    },
+    "hooks": {
+        "PostToolUse": [
+            {
+                "matcher": "Write",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "./fmt.sh"
+                    }
+                ]
+            }
+        ],
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "./audit.sh"
+                    }
+                ]
+            }
+        ]
+    },
+    "env": {
+        "FOO": "1"
+    }
+}
+"#;
+    std::fs::write(&settings, existing).unwrap();
+    let (code, out, err) = env.zp(&["init", "claude-code", "--project"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("init_claude_code_first_run", redact(&out, &env));
+    let (code, out, err) = env.zp(&["init", "claude-code", "--project"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            ".claude/settings.json: already has the `PreToolUse` hook `{}`\n.claude/settings.json: nothing to change\n",
+            command("claude-code")
+        )
+    );
+    assert_eq!(
+        env.read(&settings),
+        json!({
+            "model": "opus",
+            "permissions": {"allow": ["Bash(git status)"], "deny": ["Read(./.env)"]},
+            "hooks": {
+                "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "./fmt.sh"}]}],
+                "PreToolUse": [
+                    {"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]},
+                    {"matcher": "*", "hooks": [{"type": "command", "command": command("claude-code"), "timeout": 30}]}
+                ]
+            },
+            "env": {"FOO": "1"}
+        })
+    );
+    // Key order and the file's 4-space indentation are kept.
+    let text = std::fs::read_to_string(&settings).unwrap();
+    assert!(
+        text.starts_with("{\n    \"model\": \"opus\",\n    \"permissions\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn each_agent_gets_its_own_file_and_shape() {
+    let env = Env::new("shapes");
+    let p = env.project();
+    for (agent, file, want) in [
+        (
+            "codex",
+            p.join(".codex/hooks.json"),
+            json!({"hooks": {"PreToolUse": [
+                {"matcher": "*", "hooks": [{"type": "command", "command": command("codex"), "timeout": 30}]}
+            ]}}),
+        ),
+        (
+            "gemini-cli",
+            p.join(".gemini/settings.json"),
+            json!({"hooks": {"BeforeTool": [
+                {"matcher": "*", "hooks": [{"name": "zero-policy", "type": "command", "command": command("gemini-cli"), "timeout": 30000}]}
+            ]}}),
+        ),
+        (
+            "cursor",
+            p.join(".cursor/hooks.json"),
+            json!({"version": 1, "hooks": {
+                "preToolUse": [{"command": command("cursor")}],
+                "beforeShellExecution": [{"command": command("cursor")}],
+                "beforeMCPExecution": [{"command": command("cursor")}],
+                "beforeReadFile": [{"command": command("cursor")}]
+            }}),
+        ),
+        (
+            "copilot",
+            p.join(".github/hooks/zero-policy.json"),
+            json!({"version": 1, "hooks": {"preToolUse": [
+                {"type": "command", "bash": command("copilot"), "timeoutSec": 30}
+            ]}}),
+        ),
+    ] {
+        let (code, _, err) = env.zp(&["init", agent]);
+        assert_eq!(code, 0, "{agent}: {err}");
+        assert_eq!(env.read(&file), want, "{agent}");
+        let (code, out, _) = env.zp(&["init", agent]);
+        assert_eq!(code, 0);
+        assert!(out.ends_with("nothing to change\n"), "{agent}: {out}");
+    }
+}
+
+#[test]
+fn user_scope_writes_under_the_home_folder() {
+    let env = Env::new("user");
+    let (code, out, err) = env.zp(&["init", "gemini-cli", "--user"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(env.home().join(".gemini/settings.json").is_file());
+    assert!(!env.project().join(".gemini").exists());
+    assert!(
+        redact(&out, &env).starts_with("[HOME]/.gemini/settings.json: added the `BeforeTool` hook"),
+        "{out}"
+    );
+    let (code, _, _) = env.zp(&["init", "copilot", "--user"]);
+    assert_eq!(code, 0);
+    assert!(env.home().join(".copilot/hooks/zero-policy.json").is_file());
+    let codex_home = env.root.join("codex-home");
+    let (code, _, _) = env.zp_env(&["init", "codex", "--user"], &[("CODEX_HOME", &codex_home)]);
+    assert_eq!(code, 0);
+    assert!(codex_home.join("hooks.json").is_file());
+}
+
+#[test]
+fn dry_run_prints_the_change_and_writes_nothing() {
+    let env = Env::new("dry-run");
+    let (code, out, err) = env.zp(&["init", "cursor", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("init_cursor_dry_run", redact(&out, &env));
+    assert!(!env.project().join(".cursor").exists());
+}
+
+#[test]
+fn a_settings_file_that_is_not_json_is_an_error_and_is_left_alone() {
+    let env = Env::new("not-json");
+    let settings = env.project().join(".gemini/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    // Gemini CLI settings may hold comments; zero-policy does not rewrite them.
+    let text = "{\n  // my settings\n  \"theme\": \"dark\"\n}\n";
+    std::fs::write(&settings, text).unwrap();
+    let (code, out, err) = env.zp(&["init", "gemini-cli"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.starts_with("error: `.gemini/settings.json` is not valid JSON ("),
+        "{err}"
+    );
+    assert!(err.contains("it was left as it is"), "{err}");
+    assert!(
+        err.contains(&command("gemini-cli")),
+        "the entry to add by hand: {err}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+    // The same for a file whose `hooks` is not an object.
+    std::fs::write(&settings, "{\"hooks\": []}\n").unwrap();
+    let (code, _, err) = env.zp(&["init", "gemini-cli"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`hooks` is not an object"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "{\"hooks\": []}\n"
+    );
+}
+
+#[test]
+fn a_moved_binary_updates_the_entry_instead_of_adding_one() {
+    let env = Env::new("moved");
+    let file = env.project().join(".codex/hooks.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        r#"{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/old/place/zero-policy hook codex", "timeout": 5}]}]}}"#,
+    )
+    .unwrap();
+    let (code, out, _) = env.zp(&["init", "codex"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with(".codex/hooks.json: updated the `PreToolUse` hook"),
+        "{out}"
+    );
+    assert_eq!(
+        env.read(&file),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": command("codex"), "timeout": 5}]}]}})
+    );
+}
+
+#[test]
+fn the_help_teaches_hook_and_init() {
+    let env = Env::new("help");
+    let (code, out, _) = env.zp(&["hook", "--help"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("hook_help", out);
+    let (code, out, _) = env.zp(&["init", "--help"]);
+    assert_eq!(code, 0);
+    insta::assert_snapshot!("init_help", out);
+}
+
+#[test]
+fn commands_fall_back_to_the_builtin_default_and_say_so() {
+    let env = Env::new("builtin");
+    let (code, out, err) = env.zp(&["tools"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, "note: using the built-in default policy\n");
+    assert!(out.contains("Bash"), "{out}");
+    let (code, out, err) = env.zp(&["test"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.trim_end().ends_with(" passed, 0 failed"), "{out}");
+    // A policies/ folder here is used, and nothing is said.
+    std::fs::create_dir_all(env.project().join("policies")).unwrap();
+    std::fs::write(env.project().join("policies/p.yaml"), "version: 1\n").unwrap();
+    let (code, _, err) = env.zp(&["lint"]);
+    assert_eq!(code, 0);
+    assert!(!err.contains("built-in"), "{err}");
+}
