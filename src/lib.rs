@@ -1,7 +1,7 @@
 #![doc = include_str!("../README.md")]
 
-pub mod call;
 pub mod builtin;
+pub mod call;
 pub mod cel;
 pub mod cli;
 pub mod diagnostic;

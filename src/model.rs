@@ -348,7 +348,6 @@ impl<'de> Deserialize<'de> for CaseFolding {
         }
         d.deserialize_any(V)
     }
-
 }
 
 /// The decision log: one JSON line per decision made by `hook`.

@@ -124,24 +124,24 @@ fn claude_code_answers_each_decision_in_its_protocol() {
     for (file, decision, reason) in [
         (
             "documented-bash.json",
-            "ask",
-            "zero-policy: runs an arbitrary shell command",
+            "allow",
+            "zero-policy: routine development inside the workspace",
         ),
         (
             "bash-git-status.json",
             "allow",
-            "zero-policy: read-only git commands",
+            "zero-policy: routine development inside the workspace",
         ),
         (
             "bash-rm-rf-root.json",
             "deny",
-            "zero-policy: the command would destroy the system, a disk or the workspace",
+            "zero-policy: the command would destroy the system, the home folder or the workspace",
         ),
         ("read-file.json", "allow", "zero-policy: allowed"),
         (
             "read-dotenv.json",
             "deny",
-            "zero-policy: credential files are off limits to the agent; ask a person to handle them",
+            "zero-policy: credential files are off limits to the agent",
         ),
         (
             "plan-mode-bash.json",
@@ -169,7 +169,13 @@ fn claude_code_answers_each_decision_in_its_protocol() {
     assert_eq!(rm["answer"], "deny");
     assert_eq!(
         rm["matched"],
-        json!(["shell-destructive", "shell-destructive-text"])
+        json!([
+            "destroy-workspace-or-above",
+            "disk-devices",
+            "recursive-delete-outside-workspace",
+            "secret-files",
+            "write-outside-workspace"
+        ])
     );
     assert_eq!(
         rm["args"],
@@ -237,7 +243,7 @@ fn codex_prints_nothing_to_allow_and_only_denies() {
         run.json(),
         claude(
             "deny",
-            "zero-policy: the command would destroy the system, a disk or the workspace"
+            "zero-policy: the command would destroy the system, the home folder or the workspace"
         )
     );
     // A prompt cannot be asked: on_prompt (deny in the default policy) decides.
@@ -304,7 +310,7 @@ fn gemini_cli_answers_decision_and_reason() {
     );
     assert_eq!(
         run.json(),
-        json!({"decision": "allow", "reason": "zero-policy: read-only git commands"})
+        json!({"decision": "allow", "reason": "zero-policy: routine development inside the workspace"})
     );
     let run = env.hook(
         "gemini-cli",
@@ -313,7 +319,7 @@ fn gemini_cli_answers_decision_and_reason() {
     );
     assert_eq!(
         run.json(),
-        json!({"decision": "deny", "reason": "zero-policy: the command would destroy the system, a disk or the workspace"})
+        json!({"decision": "deny", "reason": "zero-policy: the command would destroy the system, the home folder or the workspace"})
     );
     let run = env.hook(
         "gemini-cli",
@@ -368,11 +374,15 @@ fn cursor(permission: &str, message: &str) -> Value {
 #[test]
 fn cursor_maps_each_event_to_a_call_and_asks_only_where_it_can() {
     let env = Env::new("cursor");
-    let deny = "zero-policy: the command would destroy the system, a disk or the workspace";
+    let deny =
+        "zero-policy: the command would destroy the system, the home folder or the workspace";
     for (file, want) in [
         (
             "pre-tool-use-bash.json",
-            cursor("allow", "zero-policy: read-only git commands"),
+            cursor(
+                "allow",
+                "zero-policy: routine development inside the workspace",
+            ),
         ),
         ("pre-tool-use-bash-rm-rf-root.json", cursor("deny", deny)),
         ("read-file.json", cursor("allow", "zero-policy: allowed")),
@@ -380,24 +390,23 @@ fn cursor_maps_each_event_to_a_call_and_asks_only_where_it_can() {
             "read-dotenv.json",
             cursor(
                 "deny",
-                "zero-policy: credential files are off limits to the agent; ask a person to handle them",
+                "zero-policy: credential files are off limits to the agent",
             ),
         ),
-        // `Shell` is declared by the Cursor manifest, not on this branch: an
-        // unknown tool, asked for on a shell event...
+        // `Shell` is declared by the Cursor manifest: `git status` is read-only work.
         (
             "shell-git-status.json",
             cursor(
-                "ask",
-                "zero-policy: unknown tool `Shell`; no manifest describes it, so it needs approval",
+                "allow",
+                "zero-policy: routine development inside the workspace",
             ),
         ),
         // ... and on an MCP event; its server is found by the command that starts it.
         (
             "mcp-by-command.json",
             cursor(
-                "ask",
-                "zero-policy: unknown tool `mcp__everything__get-env`; no manifest describes it, so it needs approval",
+                "deny",
+                "zero-policy: dumps the server's environment, which holds credentials",
             ),
         ),
         (
@@ -463,7 +472,7 @@ fn copilot_prints_nothing_to_allow_and_a_deny_otherwise() {
     };
     let run = env.hook(
         "copilot",
-        &event("Bash", json!({"command": "git status"})),
+        &event("bash", json!({"command": "git status"})),
         &[],
     );
     assert_eq!(
@@ -472,19 +481,19 @@ fn copilot_prints_nothing_to_allow_and_a_deny_otherwise() {
     );
     let run = env.hook(
         "copilot",
-        &event("Bash", json!({"command": "rm -rf /"})),
+        &event("bash", json!({"command": "rm -rf /"})),
         &[],
     );
     assert_eq!(
         (run.code, run.json()),
         (
             0,
-            json!({"permissionDecision": "deny", "permissionDecisionReason": "zero-policy: the command would destroy the system, a disk or the workspace"})
+            json!({"permissionDecision": "deny", "permissionDecisionReason": "zero-policy: the command would destroy the system, the home folder or the workspace"})
         )
     );
     let run = env.hook(
         "copilot",
-        &event("Bash", json!({"command": "npm test"})),
+        &event("bash", json!({"command": "python3 build.py"})),
         &[],
     );
     assert_eq!(run.json()["permissionDecision"], "deny");
