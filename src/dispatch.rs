@@ -420,7 +420,7 @@ impl Registry {
         // 4. effects: computed once, only when a rule reads `call` (or `explain` asks).
         let fx = if tool.needs_effects || always_effects {
             let fx = self.effects_of(tool, &scope, call);
-            if let Ok(v) = ::cel::to_value(&effects_json(&fx)) {
+            if let Ok(v) = ::cel::to_value(effects_json(&fx)) {
                 scope.bind_call(v);
             }
             Some(fx)

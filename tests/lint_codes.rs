@@ -696,7 +696,8 @@ fn docs_describe_every_code_in_order() {
 #[test]
 fn effects_lists_and_commands_codes_point_at_their_place() {
     // Lines and columns counted by hand in each fixture.
-    let cases: &[(&str, &[(&str, usize, usize)])] = &[
+    type Places = &'static [(&'static str, usize, usize)];
+    let cases: &[(&str, Places)] = &[
         ("invalid-effect", &[("invalid-effect", 14, 18)]),
         ("unknown-list", &[("unknown-list", 6, 49)]),
         ("duplicate-list", &[("duplicate-list", 3, 11)]),

@@ -85,9 +85,8 @@ impl PatternCache {
         case_insensitive: bool,
     ) -> Result<(), GlobError> {
         let key = glob_list_key(items, case_insensitive);
-        if !self.glob_lists.contains_key(&key) {
-            let set = PathGlobs::new(items, case_insensitive)?;
-            self.glob_lists.insert(key, Arc::new(set));
+        if let std::collections::hash_map::Entry::Vacant(e) = self.glob_lists.entry(key) {
+            e.insert(Arc::new(PathGlobs::new(items, case_insensitive)?));
         }
         Ok(())
     }

@@ -600,8 +600,8 @@ impl Spec {
             if opt.value.is_some() {
                 let consumed = 1 + k + c.len_utf8();
                 let rest = word.drop_prefix(consumed);
-                let attached = (!rest.parts.is_empty()
-                    && !(rest.is_literal() && rest.literal().is_some_and(|s| s.is_empty())))
+                let attached = (!(rest.parts.is_empty()
+                    || rest.literal().is_some_and(|s| s.is_empty())))
                 .then_some(rest);
                 return self.take_value(words, i + 1, (index, format!("-{c}")), attached, p);
             }
@@ -699,6 +699,7 @@ pub fn assign(layout: &[Slot], count: usize) -> (Vec<Kind>, bool) {
 }
 
 #[cfg(test)]
+#[expect(clippy::panic, reason = "tests")]
 mod tests {
     use super::*;
 

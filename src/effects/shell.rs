@@ -291,7 +291,7 @@ impl Analyzer<'_, '_> {
             f = match next {
                 ast::AndOr::And(p) => {
                     let from = if f.ok.is_empty() { cwds } else { &f.ok };
-                    let r = self.pipeline(p, &from.to_vec(), wrappers, stdin, depth);
+                    let r = self.pipeline(p, from, wrappers, stdin, depth);
                     Flow {
                         ok: r.ok,
                         fail: union(&f.fail, &r.fail),
@@ -299,7 +299,7 @@ impl Analyzer<'_, '_> {
                 }
                 ast::AndOr::Or(p) => {
                     let from = if f.fail.is_empty() { cwds } else { &f.fail };
-                    let r = self.pipeline(p, &from.to_vec(), wrappers, stdin, depth);
+                    let r = self.pipeline(p, from, wrappers, stdin, depth);
                     Flow {
                         ok: union(&f.ok, &r.ok),
                         fail: r.fail,
@@ -1044,15 +1044,13 @@ impl Analyzer<'_, '_> {
                 self.record(c, reasons, nested, cwds, stdin, depth);
                 return flow;
             }
-            "exit" | "return" | "exec" if words.len() == 1 || base != "exec" => {
-                if base != "exec" {
-                    c.read_only = true;
-                    self.record(c, reasons, nested, cwds, stdin, depth);
-                    return Flow {
-                        ok: Vec::new(),
-                        fail: Vec::new(),
-                    };
-                }
+            "exit" | "return" if !own_program => {
+                c.read_only = true;
+                self.record(c, reasons, nested, cwds, stdin, depth);
+                return Flow {
+                    ok: Vec::new(),
+                    fail: Vec::new(),
+                };
             }
             "trap" | "alias" if !own_program => {
                 c.runs_code = true;
@@ -1644,13 +1642,14 @@ impl Analyzer<'_, '_> {
                 // A new branch carries the working tree over: nothing is lost.
                 c.tags.retain(|t| t != "vcs-lose");
             }
-            "git" if c.subcommand == "push" => {
-                if operands
-                    .iter()
-                    .any(|w| w.lit_prefix().starts_with('+') || w.lit_prefix().starts_with(':'))
-                {
-                    c.tags.push("vcs-lose".into());
-                }
+            "git"
+                if c.subcommand == "push"
+                    && operands.iter().any(|w| {
+                        w.lit_prefix().starts_with('+') || w.lit_prefix().starts_with(':')
+                    }) =>
+            {
+                // `+refspec` forces, `:branch` deletes.
+                c.tags.push("vcs-lose".into());
             }
             "tar" => {
                 let creates = c.options.iter().any(|o| {

@@ -327,6 +327,7 @@ impl Builder {
         what: &str,
     ) -> ToolEffects {
         let mut out = ToolEffects::default();
+        #[expect(clippy::type_complexity, reason = "one table of the seven keys")]
         let keys: [(
             &str,
             &Option<Spanned<String>>,
