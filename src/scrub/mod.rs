@@ -390,6 +390,10 @@ impl Scrubber {
         match &self.prefilter {
             Some(set) => {
                 let matches = set.matches(text);
+                // Clean text: no walk over every pattern's slot.
+                if !matches.matched_any() {
+                    return (Vec::new(), false);
+                }
                 let split = n < matches.len() && matches.matched(n);
                 (matches.into_iter().filter(|&i| i < n).collect(), split)
             }
