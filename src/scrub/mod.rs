@@ -54,17 +54,21 @@
 //! # Shell quoting
 //!
 //! Shell quoting can split a secret so that no detector sees it whole:
-//! `sk-ant-api03-abc''def…`, `"gh"p_…`, `ghp_abc"def"…`. So every
-//! whitespace-separated word in which a run of `'`, `"` or `\` sits between
-//! two token characters (letters, digits, `_`, `-`) is unquoted as the shell
-//! would (single quotes literal; in double quotes `\` escapes only `$`,
-//! `` ` ``, `"`, `\`; outside quotes `\` escapes any character; an
-//! unterminated quote runs to the end of the word) and searched again. If a
-//! detector finds a secret in the unquoted word, the whole raw word is
-//! replaced. Words shorter than 12 bytes once unquoted, words of letters
-//! and quotes only (`don't`, `everybody's`) and words longer than 4 KiB are
-//! not searched, and the prefilter notices a split word in the same pass as
-//! the detectors, so text without one costs nothing more.
+//! `sk-ant-api03-abc''def…`, `"gh"p_…`, `ghp_abc"def"…`. So every word in
+//! which a run of `'`, `"` or `\` sits between two token characters
+//! (letters, digits, `_`, `-`) is unquoted as the shell would and searched
+//! again: single quotes are literal; in double quotes `\` escapes only `$`,
+//! `` ` ``, `"` and `\`; outside quotes `\` escapes any character; an
+//! unterminated quote runs to the end of the word. If a detector finds a
+//! secret in the unquoted word, the whole raw word is replaced.
+//!
+//! Words end at ASCII whitespace and at the escapes `\n`, `\r`, `\t` (text
+//! that shows escaped newlines is not to be glued together). A lone `'`
+//! before the last one or two characters of a word is English (`don't`,
+//! `host's`, `we'll`), not a split. Words shorter than 12 bytes once
+//! unquoted, words of letters and quotes only and words longer than 4 KiB
+//! are not searched, and the prefilter notices a split word in the same pass
+//! as the detectors, so text without one costs nothing more.
 //!
 //! # Sensitive keys
 //!
@@ -390,6 +394,10 @@ impl Scrubber {
         match &self.prefilter {
             Some(set) => {
                 let matches = set.matches(text);
+                // Clean text: no walk over every pattern's slot.
+                if !matches.matched_any() {
+                    return (Vec::new(), false);
+                }
                 let split = n < matches.len() && matches.matched(n);
                 (matches.into_iter().filter(|&i| i < n).collect(), split)
             }
