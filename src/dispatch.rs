@@ -331,11 +331,7 @@ impl Registry {
                     format!(
                         "`{}` is a tool of the agents {}; say which agent the call is for (`--agent`)",
                         call.tool,
-                        agents
-                            .iter()
-                            .map(|a| format!("`{a}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        backticked(&agents)
                     ),
                     steps,
                 );
@@ -348,11 +344,7 @@ impl Registry {
                         "unknown tool `{}` for agent `{}` (it is a tool of {})",
                         call.tool,
                         call.session.agent,
-                        agents
-                            .iter()
-                            .map(|a| format!("`{a}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        backticked(&agents)
                     ),
                     steps,
                 );
@@ -705,6 +697,15 @@ impl Registry {
         };
         tool.execute(call).await
     }
+}
+
+/// `a`, `b`: names for a message.
+fn backticked(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Evaluates a tool's effect expressions; a failure or a wrong type is an `Err`.

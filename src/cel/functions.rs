@@ -386,13 +386,7 @@ pub fn register(
          path: Arc<String>,
          dir: Arc<String>|
          -> Result<Value, ExecutionError> {
-            let workspace = match ftx.ptx.get_variable(WORKSPACE_VAR) {
-                Some(v) => match Value::try_from(v.as_ref()) {
-                    Ok(Value::String(s)) => s,
-                    _ => return Err(fn_error("path_under", "session.workspace is not a string")),
-                },
-                None => return Err(fn_error("path_under", "session.workspace is not set")),
-            };
+            let workspace = workspace_of(ftx, "path_under")?;
             Ok(Value::Bool(path_under(&path, &dir, &workspace)))
         },
     )
