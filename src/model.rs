@@ -842,6 +842,9 @@ pub struct RawCommand {
     /// Subcommand names match case-insensitively.
     #[serde(default)]
     pub ignore_case: Option<bool>,
+    /// The first word may be short options without a dash (`tar czf A`, `ar rcs`).
+    #[serde(default)]
+    pub traditional: Option<bool>,
     /// Spellings (`"-r, --recursive"`) to what the option is.
     #[serde(default)]
     pub options: BTreeMap<String, RawOption>,

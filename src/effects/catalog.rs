@@ -39,6 +39,10 @@ pub enum Kind {
     Code,
     /// SQL text it runs.
     Sql,
+    /// A sed script.
+    Sed,
+    /// An awk program.
+    Awk,
 }
 
 impl Kind {
@@ -58,6 +62,8 @@ impl Kind {
         ("script", Kind::Script),
         ("code", Kind::Code),
         ("sql", Kind::Sql),
+        ("sed", Kind::Sed),
+        ("awk", Kind::Awk),
     ];
 
     /// The kind of a name.
@@ -138,6 +144,8 @@ pub struct Spec {
     pub permute: bool,
     /// Subcommands match case-insensitively.
     pub ignore_case: bool,
+    /// The first word may be a bundle of short options without a dash.
+    pub traditional: bool,
     /// The options.
     pub options: Vec<OptSpec>,
     short: HashMap<char, usize>,
@@ -317,6 +325,7 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
                     .any(|s| s.kind.takes_rest() || s.kind == Kind::Code)
         }),
         ignore_case: raw.ignore_case.unwrap_or(false),
+        traditional: raw.traditional.unwrap_or(false),
         stdin_code: raw.stdin == Some(StdinKind::Code),
         operands,
         ..Spec::default()
@@ -449,6 +458,33 @@ impl Spec {
             }
         }
         Err(format!("unknown option `--{name}` of `{}`", self.name))
+    }
+
+    /// The words with a traditional first-word bundle spelled out: `czf A F` is
+    /// `-c -z -f A F`, each letter that takes a value taking the next word in
+    /// turn (`tar cfb A 20` gives `-f A -b 20`). `None` when the first word is
+    /// not such a bundle.
+    #[must_use]
+    pub fn unbundle(&self, words: &[Word]) -> Option<Vec<Word>> {
+        if !self.traditional {
+            return None;
+        }
+        let first = words.first()?.literal()?;
+        if first.is_empty() || first.starts_with('-') {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut next = 1;
+        for ch in first.chars() {
+            let opt = &self.options[*self.short.get(&ch)?];
+            out.push(Word::lit(&format!("-{ch}")));
+            if opt.value.is_some() && !opt.optional {
+                out.push(words.get(next)?.clone());
+                next += 1;
+            }
+        }
+        out.extend(words[next..].iter().cloned());
+        Some(out)
     }
 
     /// Reads `words` (the arguments after the program name, or after the

@@ -15,6 +15,7 @@ pub mod globs;
 pub mod literal;
 pub mod patch;
 pub mod paths;
+pub mod programs;
 pub mod shell;
 pub mod urls;
 pub mod word;

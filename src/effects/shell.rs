@@ -22,6 +22,7 @@ use super::literal::{
     Grammar, MAX_NESTING, MAX_SCRIPT_BYTES, MAX_SCRIPT_DEPTH, guarded, parser_options, snippet,
 };
 use super::paths::{self, ANY_PATH};
+use super::programs;
 use super::urls;
 use super::word::{Part, Word};
 use super::{Command, Effects, Env};
@@ -1086,9 +1087,10 @@ impl Analyzer<'_, '_> {
             options_unknown: false,
             operand: false,
         };
+        let unbundled = spec.unbundle(&words[1..]);
         self.apply_spec(
             &spec,
-            &words[1..],
+            unbundled.as_deref().unwrap_or(&words[1..]),
             &mut c,
             &mut ctx,
             &mut nested,
@@ -1439,6 +1441,25 @@ impl Analyzer<'_, '_> {
                     reasons.push(format!("the SQL given to `{}` is not literal", c.program));
                 }
             },
+            Kind::Sed | Kind::Awk => {
+                let (name, plain): (&str, fn(&str) -> bool) = if kind == Kind::Sed {
+                    ("sed script", programs::sed_is_plain)
+                } else {
+                    ("awk program", programs::awk_is_plain)
+                };
+                match w.literal() {
+                    Some(text) if plain(&text) => {}
+                    Some(_) => c.runs_code = true,
+                    None => {
+                        c.runs_code = true;
+                        c.fetched_input |= w.fetched;
+                        reasons.push(format!(
+                            "the {name} given to `{}` is not literal",
+                            c.program
+                        ));
+                    }
+                }
+            }
         }
     }
 
