@@ -1497,6 +1497,37 @@ impl Analyzer<'_, '_> {
                     }
                 }
             }
+            // Printing the environment prints the credentials it holds.
+            "env" if operands.iter().all(is_assignment) => c.tags.push("credentials".into()),
+            "export" | "declare" | "typeset" | "readonly" | "local" | "set"
+                if operands.is_empty() =>
+            {
+                c.tags.push("credentials".into());
+            }
+            // BSD-style `ps e` (`ps eww`, `ps auxe`) shows each process's environment.
+            "ps" if operands.iter().any(|w| {
+                w.literal()
+                    .is_some_and(|l| !l.starts_with('-') && l.contains('e'))
+            }) =>
+            {
+                c.tags.push("credentials".into());
+            }
+            // `kubectl get secret x -o yaml` prints the secret's data.
+            "kubectl"
+                if matches!(c.subcommand.as_str(), "get" | "describe" | "edit")
+                    && operands.iter().any(|w| {
+                        w.lit_prefix()
+                            .to_ascii_lowercase()
+                            .split([',', '/'])
+                            .any(|r| r.starts_with("secret"))
+                    }) =>
+            {
+                c.tags.push("credentials".into());
+            }
+            // jq's `env` and `$ENV` are the environment.
+            "jq" | "gojq" | "jaq" if operands.iter().any(|w| mentions_env(&w.raw)) => {
+                c.tags.push("credentials".into());
+            }
             "curl" => {
                 // `-d @file`, `--data-binary @file`, `-F name=@file`, `-T file`.
                 for (i, a) in c.argv.iter().enumerate() {
@@ -1865,6 +1896,23 @@ fn tree_of(p: &str) -> String {
 fn is_system_program(path: &str) -> bool {
     let clean = paths::clean(path);
     SYSTEM_DIRS.iter().any(|d| clean.starts_with(d)) && !clean.contains("..")
+}
+
+/// Whether jq filter text names the environment: `env` or `$ENV` as a word.
+fn mentions_env(text: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices("env")
+        .chain(text.match_indices("ENV"))
+        .any(|(i, m)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + m.len()..].chars().next();
+            let starts = match before {
+                None => true,
+                Some('$') => true,
+                Some(c) => !ident(c) && m == "env",
+            };
+            starts && !after.is_some_and(ident)
+        })
 }
 
 fn is_assignment(w: &Word) -> bool {
