@@ -236,6 +236,13 @@ impl Effects {
 
     /// Folds the commands' effects in, deduplicates, and fills `paths`.
     fn finish(&mut self) {
+        // A `file:` URL is a read of that file (`curl file:///etc/shadow`).
+        for c in &mut self.commands {
+            let files = file_reads(&c.fetches);
+            c.reads.extend(files);
+        }
+        let files = file_reads(&self.fetches);
+        self.reads.extend(files);
         for c in &self.commands {
             self.reads.extend(c.reads.iter().cloned());
             self.writes.extend(c.writes.iter().cloned());
@@ -255,6 +262,22 @@ impl Effects {
         self.paths = self.reads.iter().chain(&self.writes).cloned().collect();
         dedup(&mut self.paths);
     }
+}
+
+/// The files that `file:` URLs among `fetches` read: the decoded path, or any
+/// path when it cannot be told (`file://host/…`, a URL that does not parse).
+fn file_reads(fetches: &[urls::Fetch]) -> Vec<String> {
+    fetches
+        .iter()
+        .filter(|f| f.scheme == "file")
+        .map(|f| {
+            url::Url::parse(&f.url)
+                .ok()
+                .and_then(|u| u.to_file_path().ok())
+                .and_then(|p| p.to_str().map(|s| paths::join("/", &paths::escape(s))))
+                .unwrap_or_else(|| paths::ANY_PATH.to_string())
+        })
+        .collect()
 }
 
 /// Removes repeats, keeping the first of each.
