@@ -66,7 +66,34 @@ pub fn clean(p: &str) -> String {
             }
         }
     }
-    format!("/{}", stack.join("/"))
+    proc_alias(&stack).unwrap_or_else(|| format!("/{}", stack.join("/")))
+}
+
+/// The path a `/proc` alias stands for: `/proc/PID/root/X` is `/X` (the
+/// process's root), `/proc/PID/cwd/X` is `X` in some folder (`/**/X`), and a
+/// descriptor above 2 (`/proc/PID/fd/3`, `/dev/fd/3`, `map_files`) could be any
+/// file. `PID` may be `self`, a thread (`task/TID`) or any pattern.
+fn proc_alias(stack: &[&str]) -> Option<String> {
+    let fd_above_stderr = |n: &str| !matches!(n, "0" | "1" | "2");
+    // `/dev/fd/*` is what `<(…)` gives the shell: a pipe, not a file.
+    if let ["dev", "fd", n, ..] = stack {
+        return (n.bytes().all(|b| b.is_ascii_digit()) && fd_above_stderr(n))
+            .then(|| ANY_PATH.to_string());
+    }
+    let ["proc", _, rest @ ..] = stack else {
+        return None;
+    };
+    let rest = match rest {
+        ["task", _, inner @ ..] => inner,
+        other => other,
+    };
+    match rest {
+        ["root", tail @ ..] => Some(clean(&tail.join("/"))),
+        ["cwd", tail @ ..] => Some(clean(&format!("/**/{}", tail.join("/")))),
+        ["fd", n, ..] if fd_above_stderr(n) => Some(ANY_PATH.to_string()),
+        ["map_files", _, ..] => Some(ANY_PATH.to_string()),
+        _ => None,
+    }
 }
 
 /// `rel` resolved against `base` (an absolute pattern), cleaned.
@@ -138,6 +165,21 @@ mod tests {
             ("/**/**/x", "/**/x"),
             ("/a/{b/c,d}/e", "/a/{b/c,d}/e"),
             ("/a/[/]/..", "/a"),
+            ("/proc/self/root/etc/shadow", "/etc/shadow"),
+            (
+                "/proc/1/root/proc/self/root/root/.ssh/id_rsa",
+                "/root/.ssh/id_rsa",
+            ),
+            ("/proc/self/task/7/root/etc/x", "/etc/x"),
+            ("/proc/*/cwd/.env", "/**/.env"),
+            ("/proc/self/cwd", "/**"),
+            ("/proc/self/fd/3", "/**"),
+            ("/proc/self/fd/1", "/proc/self/fd/1"),
+            ("/dev/fd/9", "/**"),
+            ("/dev/fd/2", "/dev/fd/2"),
+            ("/dev/fd/*", "/dev/fd/*"),
+            ("/proc/self/environ", "/proc/self/environ"),
+            ("/proc/1/map_files/x", "/**"),
         ];
         for (input, want) in cases {
             assert_eq!(clean(input), want, "clean({input:?})");

@@ -640,7 +640,11 @@ impl Analyzer<'_, '_> {
             .any(|c| !c.fetches.is_empty() || c.fetched_input);
         Word {
             raw: "<(…)".to_string(),
-            parts: vec![Part::Lit("/dev/fd/".into()), Part::Glob("*".into())],
+            // The pipe bash names `/dev/fd/63`: a descriptor number, never a
+            // file name a credential pattern could match.
+            parts: vec![Part::Pattern(
+                "/dev/fd/{[0-9],[0-9][0-9],[0-9][0-9][0-9]}".into(),
+            )],
             fetched,
         }
     }
