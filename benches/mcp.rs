@@ -143,5 +143,38 @@ fn main() {
     }
     stats("  of which deciding (evaluate)", decide);
     rt.block_on(conns.close());
+
+    // Registration of two servers beside one that never answers `initialize`:
+    // bounded by the hanging server's 2 s timeout, not by the sum of the
+    // servers' timeouts.
+    let never = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/never_init.py");
+    let hanging = dir.join("hanging.yaml");
+    std::fs::write(
+        &hanging,
+        format!(
+            "version: 1\nservers:\n  - name: one\n    transport: stdio\n    command: node\n    args: [\"{e}\", stdio]\n    connect_timeout: 30s\n    safety: {{side_effect: none, permission: allow, reason: bench}}\n  - name: two\n    transport: stdio\n    command: node\n    args: [\"{e}\", stdio]\n    connect_timeout: 30s\n    safety: {{side_effect: none, permission: allow, reason: bench}}\n  - name: hangs\n    transport: stdio\n    command: \"{p}\"\n    args: [\"{n}\"]\n    connect_timeout: 2s\n    safety: {{side_effect: none, permission: allow, reason: bench}}\n",
+            e = everything.display(),
+            p = python.display(),
+            n = never.display()
+        ),
+    )
+    .unwrap();
+    let policy = zero_policy::loader::load_paths(&[hanging])
+        .unwrap()
+        .policy
+        .unwrap();
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let mut registry = Registry::new(&policy).unwrap();
+        let t = Instant::now();
+        let conns = rt.block_on(register_servers(&mut registry, &|_| {}));
+        times.push(t.elapsed());
+        assert_eq!(registry.skipped_servers().len(), 1);
+        rt.block_on(conns.close());
+    }
+    stats(
+        "register two servers beside one that hangs (2 s timeout)",
+        times,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
