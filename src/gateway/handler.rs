@@ -203,6 +203,32 @@ impl Handler {
             scrubber_args: scrubbed_args.clone(),
             outcome: Mutex::new(Asked::default()),
         });
+        if tool.offline {
+            // The server is declared but not connected: decide (for the reason and
+            // the log), run nothing, and say why it cannot run.
+            let mut ev = registry.evaluate(&call);
+            crate::runtime::scrub_evaluation(registry.scrubber(), &mut ev);
+            let text = match ev.decision {
+                crate::model::Decision::Deny | crate::model::Decision::Reject => ev
+                    .reason
+                    .clone()
+                    .or_else(|| ev.reject_reason.clone())
+                    .unwrap_or_default(),
+                _ => self.gateway.server_status(tool.source.server()),
+            };
+            let text = registry.scrubber().scrub_str(&text).into_owned();
+            self.log_call(
+                &snapshot.policy_hash,
+                &tool,
+                &call,
+                Some(&ev),
+                false,
+                &text,
+                &scrubbed_args,
+                started,
+            );
+            return Ok(text_result(text, true));
+        }
         let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
         let dispatched = tokio::select! {
             d = registry.dispatch_asking(&call, approver) => d,
@@ -238,10 +264,6 @@ impl Handler {
                 };
                 result.structured_content = out.structured;
                 CallToolResponse::Complete(result)
-            }
-            Err(ToolError::NoExecutor(_)) if tool.offline => {
-                let why = self.gateway.server_status(tool.source.server());
-                text_result(registry.scrubber().scrub_str(&why).into_owned(), true)
             }
             Err(e) => {
                 let mut text = e.to_string();

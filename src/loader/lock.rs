@@ -339,7 +339,7 @@ mod tests {
     #[test]
     fn the_lock_lives_in_the_first_folder_or_beside_the_first_file() {
         let dir = std::env::temp_dir();
-        assert_eq!(lock_path(&[dir.clone()]), dir.join(LOCK_FILE));
+        assert_eq!(lock_path(std::slice::from_ref(&dir)), dir.join(LOCK_FILE));
         assert_eq!(
             lock_path(&["pol/a.yaml".into()]),
             Path::new("pol").join(LOCK_FILE)
