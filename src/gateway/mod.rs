@@ -43,7 +43,7 @@ use crate::registry::{RegisteredTool, Registry, SkippedServer};
 /// How long the first `tools/list` waits for servers still making their first
 /// connection: clients that list once, right after `initialize`, see the
 /// servers that start quickly; slower ones arrive with `list_changed`.
-pub const STARTUP_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+pub const STARTUP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The name of the gateway's own search tool, advertised when tools are deferred.
 pub const TOOL_SEARCH: &str = "tool_search";
