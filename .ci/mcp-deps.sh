@@ -2,12 +2,15 @@
 # Installs the real MCP servers that tests/mcp_client.rs talks to:
 #   - @modelcontextprotocol/server-everything (npm), started with plain `node`
 #   - a Python venv with the PyPI `mcp` SDK, for tests/fixtures/mcp/*.py
+#   - @modelcontextprotocol/inspector (npm), whose CLI mode is a real MCP client for
+#     tests/gateway.rs
 # into $ZP_TEST_DEPS (default: <repo>/target/test-deps). Idempotent: a second run
 # with the same pinned versions does nothing.
 set -euo pipefail
 
 EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
+INSPECTOR_VERSION="2.12.0"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="${ZP_TEST_DEPS:-$repo/target/test-deps}"
@@ -26,6 +29,18 @@ if [[ ! -f "$node_stamp" ]]; then
     touch "$node_stamp"
 fi
 
+# npm: the MCP Inspector, pinned exactly, in its own folder (it is large).
+inspector_dir="$deps/inspector"
+inspector_stamp="$inspector_dir/.installed-$INSPECTOR_VERSION"
+if [[ ! -f "$inspector_stamp" ]]; then
+    rm -rf "$inspector_dir"
+    mkdir -p "$inspector_dir"
+    npm install --prefix "$inspector_dir" --no-audit --no-fund --save-exact \
+        "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+    test -x "$inspector_dir/node_modules/.bin/mcp-inspector"
+    touch "$inspector_stamp"
+fi
+
 # Python: a venv with the MCP SDK, pinned exactly.
 venv="$deps/venv"
 py_stamp="$venv/.installed-mcp-$PY_MCP_VERSION"
@@ -38,4 +53,4 @@ if [[ ! -f "$py_stamp" ]]; then
     touch "$py_stamp"
 fi
 
-echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION)"
+echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION)"

@@ -641,6 +641,19 @@ impl Registry {
     /// `approver` is asked when the decision is `prompt`; without one,
     /// `settings.on_prompt` decides (`deny`, or `ask` which still needs an approver).
     pub async fn dispatch(&self, call: &Call, approver: Option<&dyn Approver>) -> Dispatched {
+        match approver {
+            Some(a) => self.dispatch_asking(call, Some(&SyncApprover(a))).await,
+            None => self.dispatch_asking(call, None).await,
+        }
+    }
+
+    /// As [`Registry::dispatch`], with an approver that asks asynchronously
+    /// (the gateway asks the person through MCP elicitation).
+    pub async fn dispatch_asking(
+        &self,
+        call: &Call,
+        approver: Option<&dyn AsyncApprover>,
+    ) -> Dispatched {
         let mut evaluation = self.evaluate(call);
         let result = self.run_decided(call, &evaluation, approver).await;
         // The evaluation leaves too, and its texts may quote the arguments.
@@ -659,7 +672,7 @@ impl Registry {
         &self,
         call: &Call,
         evaluation: &Evaluation,
-        approver: Option<&dyn Approver>,
+        approver: Option<&dyn AsyncApprover>,
     ) -> Result<ToolOutput, ToolError> {
         let tool: &RegisteredTool = match (evaluation.decision, self.get(&call.tool)) {
             (Decision::Reject, _) | (_, None) => {
@@ -680,7 +693,7 @@ impl Registry {
             }
             (Decision::Prompt, Some(tool)) => {
                 let approved = match (approver, self.settings().on_prompt) {
-                    (Some(a), _) => a.approve(tool, call, evaluation),
+                    (Some(a), _) => a.approve(tool, call, evaluation).await,
                     (None, OnPrompt::Deny | OnPrompt::Ask) => false,
                 };
                 if !approved {
@@ -814,6 +827,33 @@ fn describe_effects(fx: &Effects) -> String {
 pub trait Approver: Send + Sync {
     /// True to let the call run.
     fn approve(&self, tool: &RegisteredTool, call: &Call, evaluation: &Evaluation) -> bool;
+}
+
+/// Decides `prompt` decisions at run time, asynchronously (a client asked over
+/// the network).
+pub trait AsyncApprover: Send + Sync {
+    /// True to let the call run.
+    fn approve<'a>(
+        &'a self,
+        tool: &'a RegisteredTool,
+        call: &'a Call,
+        evaluation: &'a Evaluation,
+    ) -> crate::runtime::BoxFuture<'a, bool>;
+}
+
+/// A synchronous approver, asked from the asynchronous path.
+struct SyncApprover<'s>(&'s dyn Approver);
+
+impl AsyncApprover for SyncApprover<'_> {
+    fn approve<'a>(
+        &'a self,
+        tool: &'a RegisteredTool,
+        call: &'a Call,
+        evaluation: &'a Evaluation,
+    ) -> crate::runtime::BoxFuture<'a, bool> {
+        let approved = self.0.approve(tool, call, evaluation);
+        Box::pin(std::future::ready(approved))
+    }
 }
 
 /// The outcome of [`Registry::dispatch`]: the decision and what running gave.

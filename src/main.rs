@@ -15,6 +15,8 @@ fn main() -> ExitCode {
         Command::Schema(args) => cli::schema::run(&args),
         Command::Hook(args) => cli::hook::run(&args),
         Command::Init(args) => cli::init::run(&args),
+        Command::Serve(args) => cli::serve::run(&args),
+        Command::Pin(args) => cli::pin::run(&args),
     };
     ExitCode::from(code)
 }

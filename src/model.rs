@@ -295,6 +295,19 @@ pub struct RawSettings {
     pub log: Option<RawLog>,
     /// What agent hooks answer.
     pub hooks: Option<RawHooks>,
+    /// The MCP gateway (`zero-policy serve`).
+    pub gateway: Option<RawGateway>,
+}
+
+/// The MCP gateway's settings.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawGateway {
+    /// How a call is decided while `zero-policy.lock` exists and the upstream
+    /// tool's definition is not the one pinned there: `allow`, `prompt` (the
+    /// default) or `deny`. It can only make the decision stricter.
+    #[schemars(with = "Option<Permission>")]
+    pub pinning: Option<Spanned<Permission>>,
 }
 
 /// How paths in effects and lists are read.

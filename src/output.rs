@@ -242,6 +242,23 @@ pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String
                 "note     relax rule `{id}` is not applied: {why}\n"
             ));
         }
+        if let Some(pin) = tool.pin {
+            s.push_str(&format!(
+                "pin      {}: {}\n",
+                pin.as_str(),
+                pin.describe(tool.source.server(), tool.source.remote_name())
+            ));
+        }
+    }
+    if let (Some(lock), crate::registry::Lookup::Found(tool)) = (
+        registry.lock(),
+        registry.lookup(&call.tool, &call.session.agent),
+    ) && tool.offline
+    {
+        s.push_str(&format!(
+            "pin      not checked: nothing is connected (`--connect` compares the definition with `{}`)\n",
+            lock.path.display()
+        ));
     }
     s.push('\n');
     for (i, step) in ev.steps.iter().enumerate() {
@@ -384,6 +401,9 @@ pub fn explain_value(registry: &Registry, call: &Call, ev: &Evaluation) -> serde
     if let Some(tool) = registry.get(&call.tool) {
         v["hints"] = tool.hints.clone().unwrap_or(serde_json::Value::Null);
         v["source"] = serde_json::to_value(&tool.source).unwrap_or_default();
+        if let Some(pin) = tool.pin {
+            v["pin"] = serde_json::Value::String(pin.as_str().into());
+        }
     }
     // Step details and errors may quote arguments: they leave through the scrubber too.
     let text = serde_json::to_string(&v).unwrap_or_default();
@@ -403,7 +423,7 @@ pub fn tools_value(registry: &Registry) -> serde_json::Value {
     let tools: Vec<serde_json::Value> = registry
         .tools()
         .map(|t| {
-            json!({
+            let mut v = json!({
                 "name": t.name,
                 "agent": t.agent,
                 "source": t.source,
@@ -416,7 +436,11 @@ pub fn tools_value(registry: &Registry) -> serde_json::Value {
                 "deferred": t.deferred,
                 "deferral_eligible": t.deferral_eligible,
                 "hints": t.hints,
-            })
+            });
+            if let Some(pin) = t.pin {
+                v["pin"] = json!(pin.as_str());
+            }
+            v
         })
         .collect();
     json!({
@@ -489,6 +513,18 @@ pub fn tools_text(registry: &Registry) -> String {
         s.push_str(&line(r));
     }
     s.push_str(&format!("\n{} tools\n", rows.len()));
+    for t in registry.tools() {
+        if let Some(pin) = t.pin
+            && pin != crate::loader::lock::PinState::Pinned
+        {
+            s.push_str(&format!(
+                "{} `{}`: {}\n",
+                pin.as_str(),
+                t.name,
+                pin.describe(t.source.server(), t.source.remote_name())
+            ));
+        }
+    }
     for sk in registry.skipped_servers() {
         s.push_str(&format!(
             "skipped server `{}`: {} ({})\n",

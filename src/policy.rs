@@ -68,6 +68,8 @@ pub struct Settings {
     pub log_path: String,
     /// How the decision log records arguments.
     pub log_args: LogArgs,
+    /// The decision floor for an MCP tool whose definition is not the pinned one.
+    pub pinning: Permission,
 }
 
 /// The host's home folder: `$HOME`, else `/`.
@@ -102,6 +104,7 @@ impl Default for Settings {
             unknown_tool: Permission::Prompt,
             log_path: DEFAULT_LOG_PATH.into(),
             log_args: LogArgs::Scrubbed,
+            pinning: Permission::Prompt,
         }
     }
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::call::Call;
 use crate::effects::Catalog;
+use crate::loader::lock::{Lock, PinState};
 use crate::model::{Permission, Scope};
 use crate::policy::{Origin, Policy, Rule, RuleKind, Safety, ServerDef, Settings, ToolEffects};
 use crate::runtime::{Dispatcher, Executor, Tool, ToolError, ToolOutput};
@@ -122,6 +123,8 @@ pub struct RegisteredTool {
     pub needs_effects: bool,
     /// Resolved offline from its server's manifest: nothing connected.
     pub offline: bool,
+    /// How its definition compares with `zero-policy.lock` (MCP tools, while a lock exists).
+    pub pin: Option<PinState>,
     pub(crate) validator: Option<jsonschema::Validator>,
     pub(crate) reject: Vec<Arc<Rule>>,
     pub(crate) relax: Vec<Arc<Rule>>,
@@ -177,6 +180,12 @@ impl RegisteredTool {
         }
     }
 
+    /// The registry holds code to run it (an MCP connection, or an executor).
+    #[must_use]
+    pub fn runnable(&self) -> bool {
+        !matches!(self.dispatcher, Dispatcher::None)
+    }
+
     pub(crate) async fn execute(&self, call: &Call) -> Result<ToolOutput, ToolError> {
         self.dispatcher.run(&self.name, call).await
     }
@@ -226,6 +235,7 @@ pub struct Registry {
     servers: Vec<ServerDef>,
     skipped: Vec<SkippedServer>,
     scrubber: Scrubber,
+    lock: Option<Arc<Lock>>,
     pub(crate) root: ::cel::Context<'static, 'static>,
 }
 
@@ -307,6 +317,7 @@ pub(crate) struct NewTool {
     pub effects: Option<Arc<ToolEffects>>,
     pub agent: Option<String>,
     pub dispatcher: Dispatcher,
+    pub pin: Option<PinState>,
 }
 
 impl Registry {
@@ -349,6 +360,7 @@ impl Registry {
             servers: policy.servers.clone(),
             skipped: Vec::new(),
             scrubber,
+            lock: None,
             root,
         };
         for t in &policy.tools {
@@ -370,6 +382,7 @@ impl Registry {
                 effects: t.effects.clone(),
                 agent: t.agent.clone(),
                 dispatcher: Dispatcher::None,
+                pin: None,
             })?;
         }
         Ok(reg)
@@ -395,7 +408,24 @@ impl Registry {
     }
 
     /// Resolves a new tool's rules and compiles its schema.
-    fn build_tool(&self, t: NewTool) -> Result<RegisteredTool, RegistryError> {
+    fn build_tool(&self, mut t: NewTool) -> Result<RegisteredTool, RegistryError> {
+        // A definition that is not the pinned one is decided at least
+        // `settings.gateway.pinning`, and no relax rule may undo that.
+        let pin_floor = match t.pin {
+            Some(PinState::Changed | PinState::Unpinned)
+                if self.settings.pinning > Permission::Allow =>
+            {
+                let why = t
+                    .pin
+                    .map(|p| p.describe(t.source.server(), t.source.remote_name()));
+                if t.safety.permission < self.settings.pinning {
+                    t.safety.permission = self.settings.pinning;
+                    t.safety.reason.clone_from(&why);
+                }
+                why
+            }
+            _ => None,
+        };
         let validator = jsonschema::draft202012::new(&t.parameters).ok();
         if validator.is_none() {
             return Err(RegistryError::InvalidSchema(
@@ -413,7 +443,9 @@ impl Registry {
             match rule.kind {
                 RuleKind::Sandbox => sandbox.push(Arc::clone(rule)),
                 RuleKind::Relax => {
-                    if t.safety.permission == Permission::Deny {
+                    if let Some(why) = &pin_floor {
+                        skipped_relax.push((rule.id.clone(), why.clone()));
+                    } else if t.safety.permission == Permission::Deny {
                         skipped_relax.push((
                             rule.id.clone(),
                             "the tool's permission is `deny`, which nothing relaxes".into(),
@@ -437,6 +469,7 @@ impl Registry {
             effects: t.effects,
             needs_effects,
             offline: false,
+            pin: t.pin,
             name: t.name.clone(),
             description: t.description,
             source: t.source,
@@ -499,6 +532,7 @@ impl Registry {
             effects: None,
             agent: None,
             dispatcher: Dispatcher::new(tool),
+            pin: None,
         })
     }
 
@@ -601,6 +635,7 @@ impl Registry {
                 effects,
                 agent: None,
                 dispatcher: Dispatcher::None,
+                pin: None,
             })
             .ok()?;
         tool.offline = true;
@@ -641,6 +676,17 @@ impl Registry {
         self.skipped.push(s);
     }
 
+    /// Sets the lock MCP tools are checked against when they register; `None` turns pinning off.
+    pub fn set_lock(&mut self, lock: Option<Arc<Lock>>) {
+        self.lock = lock;
+    }
+
+    /// The lock in force, if any.
+    #[must_use]
+    pub fn lock(&self) -> Option<&Lock> {
+        self.lock.as_deref()
+    }
+
     /// The secret scrubber every output leaves through.
     #[must_use]
     pub fn scrubber(&self) -> &Scrubber {
@@ -672,9 +718,19 @@ impl Registry {
     /// deferral-eligible.
     #[must_use]
     pub fn advertised(&self) -> (Vec<&RegisteredTool>, bool) {
+        self.advertised_where(|_| true)
+    }
+
+    /// As [`Registry::advertised`], among the tools `keep` accepts only (the
+    /// gateway keeps the tools it can run).
+    #[must_use]
+    pub fn advertised_where(
+        &self,
+        keep: impl Fn(&RegisteredTool) -> bool,
+    ) -> (Vec<&RegisteredTool>, bool) {
         let visible: Vec<&RegisteredTool> = self
             .tools()
-            .filter(|t| t.safety.permission != Permission::Deny)
+            .filter(|t| t.safety.permission != Permission::Deny && keep(t))
             .collect();
         let threshold = self.settings.defer_threshold as usize;
         let eligible = visible.iter().filter(|t| t.deferral_eligible).count();
@@ -689,9 +745,19 @@ impl Registry {
     /// Finds deferred tools by `select:a,b` or keywords; at most 10.
     #[must_use]
     pub fn search(&self, query: &str) -> Vec<&RegisteredTool> {
+        self.search_where(query, |_| true)
+    }
+
+    /// As [`Registry::search`], among the tools `keep` accepts only.
+    #[must_use]
+    pub fn search_where(
+        &self,
+        query: &str,
+        keep: impl Fn(&RegisteredTool) -> bool,
+    ) -> Vec<&RegisteredTool> {
         let candidates = self
             .tools()
-            .filter(|t| t.safety.permission != Permission::Deny);
+            .filter(|t| t.safety.permission != Permission::Deny && keep(t));
         if let Some(list) = query.trim().strip_prefix("select:") {
             let names: Vec<&str> = list.split(',').map(str::trim).collect();
             return candidates

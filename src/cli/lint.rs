@@ -78,8 +78,22 @@ pub fn run(args: &Args) -> u8 {
         }
     }
     diagnostic::sort(&mut diags);
+    let unpinned = loaded
+        .policy
+        .as_ref()
+        .filter(|p| !p.servers.is_empty())
+        .map(|_| crate::cli::serve::policy_source(&args.paths).lock_path())
+        .filter(|lock| !lock.exists());
     match args.format {
         LintFormat::Human => {
+            if let Some(lock) = unpinned {
+                // Not a diagnostic: nothing in the files is wrong, and a lock is
+                // written by `pin` against live servers, which lint never contacts.
+                output::stderr(&format!(
+                    "warning: no `{}`: pinning is off, so `serve` does not catch an MCP server that changes a tool's definition; run `zero-policy pin`\n",
+                    lock.display()
+                ));
+            }
             output::diagnostics_human(&diags);
             output::stderr(&format!("{}\n", diagnostic::summary(&diags)));
         }

@@ -4,7 +4,9 @@ pub mod explain;
 pub mod hook;
 pub mod init;
 pub mod lint;
+pub mod pin;
 pub mod schema;
+pub mod serve;
 pub mod test;
 pub mod tools;
 
@@ -115,6 +117,30 @@ pub enum Command {
     /// as it is and is an error (exit 2).
     #[command(verbatim_doc_comment)]
     Init(init::Args),
+    /// Serve MCP over stdio (or `--listen ADDR`) in front of the manifests' MCP servers.
+    ///
+    /// An MCP client (Claude Code, Cursor, the MCP Inspector) connects to this gateway
+    /// instead of to the servers. Every `tools/call` goes through the dispatch path:
+    ///   allow   forwarded to the upstream server; the result is scrubbed of secrets
+    ///   prompt  the client is asked to show an approval form (MCP elicitation), if it
+    ///           declared the capability; else `settings.on_prompt` decides
+    ///   deny    a tool error (`isError: true`) with the reason
+    /// Deny tools are never listed; past `defer_threshold` deferred tools are found
+    /// with `tool_search`. Each call appends one line to the decision log.
+    ///
+    /// Servers connect in the background (their tools appear with
+    /// `notifications/tools/list_changed`); a server that dies or hangs fails only its
+    /// own tools and is reconnected. Changed policy files are reloaded; a file that
+    /// no longer loads keeps the last good policy. With `zero-policy.lock` (written by
+    /// `zero-policy pin`) a tool whose definition changed is decided
+    /// `settings.gateway.pinning` (default prompt).
+    ///
+    /// Stops with exit 0 when standard input ends (stdio), on SIGINT or SIGTERM,
+    /// after closing every upstream and reaping every child process.
+    #[command(verbatim_doc_comment)]
+    Serve(serve::Args),
+    /// Pin each upstream MCP tool's definition into `zero-policy.lock` (exit 2 if a server failed).
+    Pin(pin::Args),
 }
 
 /// Output format for `explain`, `test`, `tools`.
@@ -204,8 +230,22 @@ pub fn load_registry(paths: &Paths) -> Result<(Policy, Registry), u8> {
         output::error("the files have errors; fix them first (see `zero-policy lint`)");
         return Err(EXIT_ERROR);
     };
+    let lock_path = match paths.resolve() {
+        Source::Paths(p) => loader::lock::lock_path(&p),
+        Source::Builtin => loader::lock::lock_path(&[]),
+    };
+    let lock = match loader::lock::Lock::read(&lock_path) {
+        Ok(l) => l.map(std::sync::Arc::new),
+        Err(e) => {
+            output::error(&e);
+            return Err(EXIT_ERROR);
+        }
+    };
     match Registry::new(&policy) {
-        Ok(r) => Ok((policy, r)),
+        Ok(mut r) => {
+            r.set_lock(lock);
+            Ok((policy, r))
+        }
         Err(e) => {
             output::error(&e.to_string());
             Err(EXIT_ERROR)

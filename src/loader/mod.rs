@@ -8,6 +8,7 @@ pub mod catalog;
 mod checks;
 mod commands;
 mod lists;
+pub mod lock;
 mod rules;
 pub mod scalar;
 mod servers;

@@ -149,5 +149,11 @@ impl Builder {
         {
             self.settings.unknown_tool = v.value;
         }
+        if let Some(gateway) = &raw.gateway
+            && let Some(v) = &gateway.pinning
+            && self.setting("gateway.pinning", file, v)
+        {
+            self.settings.pinning = v.value;
+        }
     }
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::RwLock;
 
 use crate::call::Call;
+use crate::loader::lock::definition_hash;
 use crate::mcp::client::{self, ConnectSpec, McpError, RemoteTool, ToolClient, TransportSpec};
 use crate::model::Transport;
 use crate::policy::ServerDef;
@@ -24,6 +25,8 @@ use crate::runtime::{AsyncExecutor, BoxFuture, Dispatcher, Executor, ToolError, 
 pub struct Connection {
     server: String,
     client: Arc<RwLock<Option<Box<dyn ToolClient>>>>,
+    /// Signalled when a call finds the connection gone (the server exited or hung up).
+    dead: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -35,6 +38,56 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
+    /// Wraps a connected client of `server`.
+    #[must_use]
+    pub fn new(server: &str, client: Box<dyn ToolClient>) -> Connection {
+        Connection {
+            server: server.to_string(),
+            client: Arc::new(RwLock::new(Some(client))),
+            dead: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    /// Whether both are the same connection.
+    #[must_use]
+    pub fn ptr_eq(&self, other: &Connection) -> bool {
+        Arc::ptr_eq(&self.client, &other.client)
+    }
+
+    /// The server's name.
+    #[must_use]
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Completes when a call has found the connection gone.
+    pub async fn died(&self) {
+        self.dead.notified().await;
+    }
+
+    /// Lists the server's tools again (a health check that also sees changed definitions).
+    ///
+    /// # Errors
+    /// The connection is closed, the server is gone, or it did not answer in time.
+    pub async fn list(&self) -> Result<Vec<RemoteTool>, McpError> {
+        let guard = self.client.read().await;
+        let Some(client) = guard.as_ref() else {
+            return Err(McpError::Closed {
+                server: self.server.clone(),
+                message: "the connection is closed".into(),
+            });
+        };
+        client.list_tools().await
+    }
+
+    /// Closes the connection and reaps a stdio server; in-flight calls finish first.
+    pub async fn close(&self) {
+        let client = self.client.write().await.take();
+        if let Some(client) = client {
+            client.close().await;
+        }
+    }
+
     async fn call(&self, remote: &str, args: &serde_json::Value) -> Result<ToolOutput, ToolError> {
         let guard = self.client.read().await;
         let Some(client) = guard.as_ref() else {
@@ -56,7 +109,12 @@ impl Connection {
                 notes: out.non_text,
                 is_error: false,
             }),
-            Err(e) => Err(ToolError::Failed(e.to_string())),
+            Err(e) => {
+                if matches!(e, McpError::Closed { .. }) {
+                    self.dead.notify_one();
+                }
+                Err(ToolError::Failed(e.to_string()))
+            }
         }
     }
 }
@@ -71,10 +129,7 @@ impl Connections {
     /// Closes every connection and reaps every child process.
     pub async fn close(self) {
         for c in self.connections {
-            let client = c.client.write().await.take();
-            if let Some(client) = client {
-                client.close().await;
-            }
+            c.close().await;
         }
     }
 
@@ -188,7 +243,21 @@ pub fn connect_spec(
     })
 }
 
-async fn connect_and_list(spec: ConnectSpec) -> Listed {
+/// Connects to one server and lists its tools, the whole under the server's
+/// timeout; a failure is the skip reason `register_servers` records.
+///
+/// # Errors
+/// The server could not be reached, timed out, or its listing failed.
+pub async fn connect_and_list(
+    spec: ConnectSpec,
+) -> Result<(Box<dyn ToolClient>, Vec<RemoteTool>), SkippedServer> {
+    match connect_and_list_timed(spec).await {
+        Listed::Ok(c, tools, _) => Ok((c, tools)),
+        Listed::Skipped(s) => Err(s),
+    }
+}
+
+async fn connect_and_list_timed(spec: ConnectSpec) -> Listed {
     let server = spec.server.clone();
     let started = Instant::now();
     let budget = spec.timeout;
@@ -249,7 +318,7 @@ pub async fn register_servers(
             Ok(spec) => {
                 progress(Progress::Connecting(s.name.clone()));
                 let name = s.name.clone();
-                tasks.spawn(async move { (name, connect_and_list(spec).await) });
+                tasks.spawn(async move { (name, connect_and_list_timed(spec).await) });
             }
             Err(e) => {
                 results.insert(
@@ -291,33 +360,33 @@ pub async fn register_servers(
                 continue;
             }
         };
-        let connection = Connection {
-            server: s.name.clone(),
-            client: Arc::new(RwLock::new(Some(client))),
-        };
-        match plan(registry, s, &tools, &connection) {
-            Ok(new_tools) => match registry.insert_all(new_tools) {
-                Ok(()) => connections.connections.push(connection),
-                Err(e) => {
-                    registry.skip_server(skipped(&s.name, "name-conflict", e.to_string()));
-                    Connections {
-                        connections: vec![connection],
-                    }
-                    .close()
-                    .await;
-                }
-            },
+        let connection = Connection::new(&s.name, client);
+        match register_listed(registry, s, &tools, &connection) {
+            Ok(()) => connections.connections.push(connection),
             Err(sk) => {
                 registry.skip_server(sk);
-                Connections {
-                    connections: vec![connection],
-                }
-                .close()
-                .await;
+                connection.close().await;
             }
         }
     }
     connections
+}
+
+/// Registers one connected server's listed tools, all or none.
+///
+/// # Errors
+/// Why the server registered nothing (`nameless-tool`, `name-conflict`,
+/// `invalid-schema`); the caller records it and closes the connection.
+pub fn register_listed(
+    registry: &mut Registry,
+    server: &ServerDef,
+    tools: &[RemoteTool],
+    connection: &Connection,
+) -> Result<(), SkippedServer> {
+    let new_tools = plan(registry, server, tools, connection)?;
+    registry
+        .insert_all(new_tools)
+        .map_err(|e| skipped(&server.name, "name-conflict", e.to_string()))
 }
 
 /// Checks one server's tools and builds what to register, or says why not.
@@ -368,7 +437,17 @@ fn plan(
             ));
         }
         let (safety, safety_from, effects) = server.host_tool(&remote);
+        let pin = registry.lock().map(|lock| {
+            let hash = definition_hash(
+                &remote,
+                t.description.as_deref(),
+                &t.input_schema,
+                t.annotations.as_ref(),
+            );
+            lock.state(&server.name, &remote, &hash)
+        });
         out.push(NewTool {
+            pin,
             name,
             description: t
                 .description

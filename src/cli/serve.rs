@@ -1,0 +1,124 @@
+//! `zero-policy serve`: the MCP gateway (SPEC §8), in front of the manifests' servers.
+
+use std::net::SocketAddr;
+
+use crate::cli::{EXIT_ERROR, EXIT_OK, Paths, Source};
+use crate::gateway::{self, Gateway, PolicySource, Transport, http::HttpOptions};
+use crate::output;
+
+const EXAMPLES: &str = r#"Examples:
+
+  zero-policy serve ~/team-policy/                 # stdio, for an MCP client to launch
+  claude mcp add zero-policy -- zero-policy serve ~/team-policy/
+  zero-policy serve --listen 127.0.0.1:8931 ~/team-policy/   # http://127.0.0.1:8931/mcp
+  MCP_TOKEN=$(openssl rand -hex 32) zero-policy serve --listen 0.0.0.0:8931 --token-env MCP_TOKEN
+
+Run `zero-policy pin` first so a changed upstream tool is caught; docs/gateway.md has the rest."#;
+
+/// Serve MCP: every upstream tool call is decided by the policy.
+#[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio.
+    /// A non-loopback address needs `--token-env`.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// With `--listen`: the environment variable holding the bearer token every
+    /// request must send (`Authorization: Bearer TOKEN`; else 401).
+    #[arg(long, value_name = "NAME", requires = "listen")]
+    pub token_env: Option<String>,
+    /// With `--listen`: a browser origin allowed besides loopback ones
+    /// (`https://app.example.com`); repeatable. Other origins get 403.
+    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    pub allow_origin: Vec<String>,
+    /// The files to read.
+    #[command(flatten)]
+    pub paths: Paths,
+}
+
+/// The gateway's policy source for the command's paths.
+#[must_use]
+pub fn policy_source(paths: &Paths) -> PolicySource {
+    match paths.resolve() {
+        Source::Paths(p) => PolicySource::Paths(p),
+        Source::Builtin => PolicySource::Builtin,
+    }
+}
+
+fn transport(args: &Args) -> Result<Transport, String> {
+    let Some(listen) = args.listen else {
+        return Ok(Transport::Stdio);
+    };
+    let token = match &args.token_env {
+        None => None,
+        Some(name) => match std::env::var(name) {
+            Ok(t) if !t.trim().is_empty() => Some(t.trim().to_string()),
+            _ => {
+                return Err(format!(
+                    "`--token-env {name}`: the variable `{name}` is not set or empty"
+                ));
+            }
+        },
+    };
+    let options = HttpOptions {
+        listen,
+        token,
+        allow_origins: args.allow_origin.clone(),
+    };
+    gateway::http::check(&options)?;
+    Ok(Transport::Http(options))
+}
+
+/// Runs the command: exit 0 on a clean stop, 2 when it could not start.
+#[must_use]
+pub fn run(args: &Args) -> u8 {
+    let source = policy_source(&args.paths);
+    if source == PolicySource::Builtin {
+        output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
+    }
+    let transport = match transport(args) {
+        Ok(t) => t,
+        Err(e) => {
+            output::error(&e);
+            return EXIT_ERROR;
+        }
+    };
+    let policy = match gateway::load_policy(&source) {
+        Ok(p) => p,
+        Err(e) => {
+            output::error(&format!("{e}; run `zero-policy lint` on it"));
+            return EXIT_ERROR;
+        }
+    };
+    let has_servers = !policy.servers.is_empty();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            output::error(&format!("cannot start the async runtime: {e}"));
+            return EXIT_ERROR;
+        }
+    };
+    let result = runtime.block_on(async {
+        let gateway = Gateway::new(source.clone(), policy)?;
+        if has_servers && !gateway.has_lock() {
+            output::stderr(&format!(
+                "warning: no `{}`: pinning is off, so a server that changes a tool's definition is not caught; run `zero-policy pin` to write it\n",
+                source.lock_path().display()
+            ));
+        }
+        gateway::run(gateway, transport).await
+    });
+    // A blocking stdin read may still be pending; do not wait for it.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    match result {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            output::error(&e);
+            EXIT_ERROR
+        }
+    }
+}

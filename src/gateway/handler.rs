@@ -1,0 +1,386 @@
+//! The MCP server side of the gateway: what a client sees and how its calls
+//! are decided.
+//!
+//! - `tools/list`: the snapshot's list (deny tools never; deferred tools behind
+//!   `tool_search` past `defer_threshold`), sorted by name, computed when the
+//!   registry is built, so no request changes it.
+//! - `tool_search`: the registry's search among the tools the gateway can run
+//!   and the caller may call, with their input schemas.
+//! - `tools/call`: [`Registry::dispatch_asking`]; `prompt` is asked by a form
+//!   elicitation when the client declared the capability, else
+//!   `settings.on_prompt` decides; a refusal is a tool error with the reason;
+//!   an unknown name is the protocol's `-32602`. A client's cancellation (and
+//!   the gateway's shutdown) drops the upstream call, which sends
+//!   `notifications/cancelled` upstream.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::{ElicitationError, ElicitationMode, NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::call::Call;
+use crate::dispatch::{AsyncApprover, Evaluation};
+use crate::gateway::{Gateway, TOOL_SEARCH, mcp_tool};
+use crate::log;
+use crate::model::LogArgs;
+use crate::registry::{Lookup, RegisteredTool};
+use crate::runtime::{BoxFuture, ToolError};
+
+/// How much of the arguments an approval form shows.
+const FORM_ARGS_CHARS: usize = 2_000;
+
+/// One client session's handler (stdio has one; HTTP one per session).
+#[derive(Clone, Debug)]
+pub struct Handler {
+    gateway: Arc<Gateway>,
+}
+
+impl Handler {
+    /// A handler over the gateway's shared state.
+    #[must_use]
+    pub fn new(gateway: Arc<Gateway>) -> Handler {
+        Handler { gateway }
+    }
+}
+
+/// The `tool_search` tool the gateway advertises when tools are deferred.
+#[must_use]
+pub fn tool_search_tool() -> McpTool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "`select:NAME,NAME` for tools by name, or keywords matched against names and descriptions"
+            }
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    });
+    let schema = match schema {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    McpTool::new(
+        TOOL_SEARCH,
+        "Find more tools: by `select:NAME,NAME` or by keywords (at most 10). Returns each tool's name, description and input schema; call a found tool by its name.",
+        Arc::new(schema),
+    )
+}
+
+/// The approval form's answer.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+struct Approval {
+    /// Allow this one call.
+    allow: bool,
+}
+
+rmcp::elicit_safe!(Approval);
+
+/// What the person answered, for the reason and the log.
+#[derive(Debug, Clone, Default)]
+struct Asked(Option<String>);
+
+/// Asks the person through MCP elicitation.
+struct Elicitor {
+    peer: Peer<RoleServer>,
+    scrubber_args: Value,
+    outcome: Mutex<Asked>,
+}
+
+impl AsyncApprover for Elicitor {
+    fn approve<'a>(
+        &'a self,
+        tool: &'a RegisteredTool,
+        _call: &'a Call,
+        evaluation: &'a Evaluation,
+    ) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let mut args = serde_json::to_string_pretty(&self.scrubber_args).unwrap_or_default();
+            if args.chars().count() > FORM_ARGS_CHARS {
+                args = args.chars().take(FORM_ARGS_CHARS).collect::<String>() + "…";
+            }
+            let reason = evaluation
+                .reason
+                .clone()
+                .unwrap_or_else(|| "the call needs approval".into());
+            let message = format!(
+                "zero-policy: allow this one call?\n\ntool: {}\nreason: {reason}\narguments:\n{args}",
+                tool.name
+            );
+            let (approved, said) = match self.peer.elicit::<Approval>(message).await {
+                Ok(Some(Approval { allow: true })) => (true, "approved by the user"),
+                Ok(_) => (false, "not allowed by the user"),
+                Err(ElicitationError::UserDeclined) => (false, "declined by the user"),
+                Err(ElicitationError::UserCancelled) => (false, "cancelled by the user"),
+                Err(_) => (false, "the approval request failed"),
+            };
+            if let Ok(mut o) = self.outcome.lock() {
+                o.0 = Some(said.to_string());
+            }
+            approved
+        })
+    }
+}
+
+fn text_result(text: String, is_error: bool) -> CallToolResponse {
+    let content = vec![ContentBlock::text(text)];
+    CallToolResponse::Complete(if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    })
+}
+
+impl Handler {
+    fn search(&self, args: &Value) -> CallToolResponse {
+        let snapshot = self.gateway.snapshot();
+        let Some(query) = args.get("query").and_then(Value::as_str) else {
+            return text_result("`tool_search` needs a string argument `query`".into(), true);
+        };
+        let found: Vec<Value> = snapshot
+            .registry
+            .search_where(query, super::served)
+            .into_iter()
+            .map(|t| {
+                let tool = mcp_tool(t);
+                json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "inputSchema": Value::Object((*tool.input_schema).clone()),
+                })
+            })
+            .collect();
+        let body = json!({ "tools": found });
+        let mut result = CallToolResult::success(vec![ContentBlock::text(body.to_string())]);
+        result.structured_content = Some(body);
+        CallToolResponse::Complete(result)
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let snapshot = self.gateway.snapshot();
+        let registry = Arc::clone(&snapshot.registry);
+        let name = request.name.to_string();
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        if name == TOOL_SEARCH && snapshot.deferring && !registry.has_tool(TOOL_SEARCH) {
+            return Ok(self.search(&args));
+        }
+        let tool = match registry.lookup(&name, "") {
+            Lookup::Found(t) => t,
+            Lookup::Unknown | Lookup::Ambiguous(_) | Lookup::NotForAgent(_) => {
+                let shown = registry.scrubber().scrub_str(&name).into_owned();
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool `{}`", shown.escape_debug()),
+                    None,
+                ));
+            }
+        };
+        let call = Call {
+            tool: name.clone(),
+            args,
+            session: self.gateway.session.clone(),
+        };
+        let mut scrubbed_args = call.args.clone();
+        registry.scrubber().scrub_json(&mut scrubbed_args);
+        let elicits = context
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+        let elicitor = elicits.then(|| Elicitor {
+            peer: context.peer.clone(),
+            scrubber_args: scrubbed_args.clone(),
+            outcome: Mutex::new(Asked::default()),
+        });
+        if tool.offline {
+            // The server is declared but not connected: decide (for the reason and
+            // the log), run nothing, and say why it cannot run.
+            let mut ev = registry.evaluate(&call);
+            crate::runtime::scrub_evaluation(registry.scrubber(), &mut ev);
+            let text = match ev.decision {
+                crate::model::Decision::Deny | crate::model::Decision::Reject => ev
+                    .reason
+                    .clone()
+                    .or_else(|| ev.reject_reason.clone())
+                    .unwrap_or_default(),
+                _ => self.gateway.server_status(tool.source.server()),
+            };
+            let text = registry.scrubber().scrub_str(&text).into_owned();
+            self.log_call(
+                &snapshot.policy_hash,
+                &tool,
+                &call,
+                Some(&ev),
+                false,
+                &text,
+                &scrubbed_args,
+                started,
+            );
+            return Ok(text_result(text, true));
+        }
+        let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
+        let dispatched = tokio::select! {
+            d = registry.dispatch_asking(&call, approver) => d,
+            () = context.ct.cancelled() => {
+                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "cancelled by the client", &scrubbed_args, started);
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+            () = self.gateway.shutdown.cancelled() => {
+                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "the gateway is stopping", &scrubbed_args, started);
+                return Err(ErrorData::internal_error("the gateway is stopping", None));
+            }
+        };
+        let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
+        let ev = &dispatched.evaluation;
+        let mut note = ev
+            .reason
+            .clone()
+            .or_else(|| ev.reject_reason.clone())
+            .unwrap_or_default();
+        if let Some(said) = &asked {
+            note = format!("{note} ({said})");
+        }
+        let ran =
+            dispatched.result.is_ok() || matches!(dispatched.result, Err(ToolError::Failed(_)));
+        let response = match dispatched.result {
+            Ok(out) => {
+                let mut content = vec![ContentBlock::text(out.text)];
+                content.extend(out.notes.into_iter().map(ContentBlock::text));
+                let mut result = if out.is_error {
+                    CallToolResult::error(content)
+                } else {
+                    CallToolResult::success(content)
+                };
+                result.structured_content = out.structured;
+                CallToolResponse::Complete(result)
+            }
+            Err(e) => {
+                let mut text = e.to_string();
+                if let (ToolError::NotApproved(_), Some(said)) = (&e, &asked) {
+                    text = format!("{text} ({said})");
+                } else if matches!(e, ToolError::NotApproved(_)) {
+                    text = format!(
+                        "{text} (the client cannot ask: it did not declare elicitation, and `settings.on_prompt` is `{}`)",
+                        match registry.settings().on_prompt {
+                            crate::model::OnPrompt::Deny => "deny",
+                            crate::model::OnPrompt::Ask => "ask",
+                        }
+                    );
+                }
+                text_result(text, true)
+            }
+        };
+        self.log_call(
+            &snapshot.policy_hash,
+            &tool,
+            &call,
+            Some(ev),
+            ran,
+            &note,
+            &scrubbed_args,
+            started,
+        );
+        Ok(response)
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "one log line's parts")]
+    fn log_call(
+        &self,
+        policy_hash: &str,
+        tool: &RegisteredTool,
+        call: &Call,
+        evaluation: Option<&Evaluation>,
+        ran: bool,
+        reason: &str,
+        scrubbed_args: &Value,
+        started: Instant,
+    ) {
+        let snapshot = self.gateway.snapshot();
+        let registry = &snapshot.registry;
+        let mut reason = reason.to_string();
+        if let Some(pin) = tool.pin
+            && pin != crate::loader::lock::PinState::Pinned
+        {
+            let why = pin.describe(tool.source.server(), tool.source.remote_name());
+            if !reason.contains(&why) {
+                reason = if reason.is_empty() {
+                    why
+                } else {
+                    format!("{reason}; {why}")
+                };
+            }
+        }
+        let (decision, matched, answer) = match evaluation {
+            Some(ev) => (
+                ev.decision.as_str().to_string(),
+                ev.matched.iter().map(|m| m.id.clone()).collect(),
+                if ran { "allow" } else { "deny" },
+            ),
+            None => ("cancelled".to_string(), Vec::new(), "deny"),
+        };
+        self.gateway.log(log::Record {
+            time: log::rfc3339_utc(SystemTime::now()),
+            front: "serve".into(),
+            session: String::new(),
+            tool: call.tool.clone(),
+            decision,
+            answer: answer.into(),
+            reason: registry.scrubber().scrub_str(&reason).into_owned(),
+            matched,
+            policy: policy_hash.to_string(),
+            duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            args: match registry.settings().log_args {
+                LogArgs::Scrubbed => Some(scrubbed_args.clone()),
+                LogArgs::Omit => None,
+            },
+        });
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("zero-policy", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "zero-policy gateway: every tool call is decided by the policy; refused calls return a tool error with the reason.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.gateway.settle().await;
+        let snapshot = self.gateway.snapshot();
+        Ok(ListToolsResult::with_all_items((*snapshot.tools).clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.gateway.add_peer(context.peer);
+    }
+}
