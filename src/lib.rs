@@ -8,6 +8,7 @@ pub mod diagnostic;
 pub mod dispatch;
 pub mod effects;
 pub mod hooks;
+pub mod import;
 pub mod lint;
 pub mod loader;
 pub mod log;

@@ -15,6 +15,8 @@ fn main() -> ExitCode {
         Command::Schema(args) => cli::schema::run(&args),
         Command::Hook(args) => cli::hook::run(&args),
         Command::Init(args) => cli::init::run(&args),
+        Command::Import(args) => cli::import::run(&args),
+        Command::Completions(args) => cli::completions::run(&args),
     };
     ExitCode::from(code)
 }

@@ -1,7 +1,9 @@
 //! The command line: one file per subcommand, each with its `Args` and `run`.
 
+pub mod completions;
 pub mod explain;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod lint;
 pub mod schema;
@@ -115,6 +117,13 @@ pub enum Command {
     /// as it is and is an error (exit 2).
     #[command(verbatim_doc_comment)]
     Init(init::Args),
+    /// Turn Claude Code or Gemini CLI permission rules into a policy with tests.
+    ///
+    /// Exit 0 when every rule was translated exactly, 1 when some rule was not
+    /// (the report says which and why), 2 when it could not run.
+    Import(import::Args),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) or the man page.
+    Completions(completions::Args),
 }
 
 /// Output format for `explain`, `test`, `tools`.
