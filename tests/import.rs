@@ -570,3 +570,64 @@ fn gemini_bad_input_is_an_error_naming_the_place() {
     assert_eq!(code, 2);
     assert!(stderr.contains("toolNam"), "{stderr}");
 }
+
+#[test]
+fn hostile_rule_text_stays_data_and_bad_patterns_are_reported() {
+    let dir = out_dir("hostile-src");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = serde_json::json!({"permissions": {
+        "deny": [
+            "Read(src/[abc)",
+            "Bash(rm\n  - id: injected\n    when: 'true' *)",
+            "WebFetch(domain:x\"||true||\".example)",
+            "Task(a' || true || 'b)",
+            "mcp__ev\"il__t'ool",
+            "Edit(!keep.txt)"
+        ],
+        "allow": ["Bash(ls # comment *)", "Bash(git\tlog:*)"]
+    }});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    let out = out_dir("hostile");
+    let (code, stdout, stderr) = zp(
+        &[
+            "import",
+            "claude-code",
+            "settings.json",
+            "--out",
+            &out.display().to_string(),
+        ],
+        &dir,
+        &dir,
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("`src/[abc` is not a valid path pattern"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("negated patterns"), "{stdout}");
+    // Line breaks from the input are shown escaped, one finding per line.
+    assert!(
+        stdout.contains("deny `Bash(rm\\n  - id: injected"),
+        "{stdout}"
+    );
+    lint_and_test(&out);
+    let policy = std::fs::read_to_string(out.join("claude-code.yaml")).unwrap();
+    assert!(!policy.contains("\n  - id: injected"), "{policy}");
+    let reg = registry(&out);
+    // The injected text matched nothing it should not: an ordinary call is not denied.
+    assert_eq!(bash(&reg, "git status"), Decision::Prompt);
+    let (d, _) = decide(
+        &reg,
+        "claude-code",
+        "WebFetch",
+        serde_json::json!({"url": "https://docs.rs/", "prompt": "p"}),
+    );
+    assert_eq!(d, Decision::Prompt);
+    let (d, _) = decide(
+        &reg,
+        "claude-code",
+        "Task",
+        serde_json::json!({"description": "d", "prompt": "p", "subagent_type": "general-purpose"}),
+    );
+    assert_eq!(d, Decision::Prompt);
+}

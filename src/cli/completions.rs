@@ -4,17 +4,8 @@ use clap::CommandFactory;
 
 use crate::cli::{Cli, EXIT_ERROR, EXIT_OK};
 
-/// Print shell completions (or, with `--man`, the man page).
-///
-/// Install, for example:
-///   bash  zero-policy completions bash > ~/.local/share/bash-completion/completions/zero-policy
-///   zsh   zero-policy completions zsh > ~/.zfunc/_zero-policy   (with ~/.zfunc in $fpath)
-///   fish  zero-policy completions fish > ~/.config/fish/completions/zero-policy.fish
-///   man   zero-policy completions --man-dir ~/.local/share/man/man1
-/// The repository keeps the generated files in completions/ and docs/man/; a test
-/// checks they are current (`.ci/generate.sh` regenerates them).
+/// `completions`' arguments (the long help is on `Command::Completions`).
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
 pub struct Args {
     /// The shell.
     #[arg(value_enum, required_unless_present_any = ["man", "man_dir"])]

@@ -16,27 +16,8 @@ pub enum Agent {
     GeminiCli,
 }
 
-/// Turn Claude Code settings or Gemini CLI policy TOML into a policy with tests.
-///
-/// Claude Code: give every settings file whose permissions apply (user
-/// ~/.claude/settings.json, project .claude/settings.json, local
-/// .claude/settings.local.json, managed-settings.json); their lists are merged.
-/// Gemini CLI: give the policy files (~/.gemini/policies/*.toml,
-/// .gemini/policies/*.toml, /etc/gemini-cli/policies/*.toml); the tier comes from
-/// where each file is.
-///
-/// Deny and ask rules become sandbox rules over the call's effects (every tool,
-/// every wrapper, every part of a compound command); allow rules become relax rules
-/// that apply only when every command of the call matches and the call is exactly
-/// known. Every rule carries examples drawn from it, checked against the manifests
-/// before anything is written. The report lists every rule not translated exactly,
-/// with the reason.
-///
-/// Writes AGENT.yaml and AGENT.test.yaml into `--out DIR`; without `--out`, prints
-/// the policy on stdout. Exit 0 when every rule was translated exactly, 1 when some
-/// rule was not (see the report), 2 when it could not run.
+/// `import`'s arguments (the long help is on `Command::Import`).
 #[derive(Debug, clap::Args)]
-#[command(verbatim_doc_comment)]
 pub struct Args {
     /// Whose files these are.
     #[arg(value_enum)]

@@ -592,6 +592,14 @@ fn path_globs(spec: &str, root: &Root) -> Result<Globs, String> {
     } else {
         vec![glob.clone(), format!("{glob}/**")]
     };
+    for g in &globs {
+        if let Err(e) = globset::GlobBuilder::new(g).literal_separator(true).build() {
+            return Err(format!(
+                "`{spec}` is not a valid path pattern: {}",
+                e.kind()
+            ));
+        }
+    }
     Ok(if ws {
         Globs {
             fixed: Vec::new(),
@@ -814,4 +822,76 @@ fn fetch_rule(
         }
     }
     rules.push(r);
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn g(spec: &str, root: &Root) -> Globs {
+        path_globs(spec, root).unwrap()
+    }
+
+    fn ws(items: &[&str]) -> Globs {
+        Globs {
+            fixed: Vec::new(),
+            in_workspace: items.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn fixed(items: &[&str]) -> Globs {
+        Globs {
+            fixed: items.iter().map(|s| s.to_string()).collect(),
+            in_workspace: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn gitignore_style_paths() {
+        let project = Root::Workspace;
+        assert_eq!(g("//etc/shadow", &project), fixed(&["/etc/shadow", "/etc/shadow/**"]));
+        assert_eq!(g("~/.aws/**", &project), fixed(&["~/.aws/**"]));
+        assert_eq!(g("/src/**", &project), ws(&["src/**"]));
+        assert_eq!(g("/src/**", &Root::Home), fixed(&["~/src/**"]));
+        assert_eq!(
+            g("/x", &Root::Folder("/etc/claude".into())),
+            fixed(&["/etc/claude/x", "/etc/claude/x/**"])
+        );
+        assert_eq!(g("./.env", &project), ws(&[".env", ".env/**"]));
+        // A bare name matches at any depth; a slash inside anchors it.
+        assert_eq!(g("*.lock", &project), ws(&["**/*.lock", "**/*.lock/**"]));
+        assert_eq!(g("docs/*.md", &project), ws(&["docs/*.md", "docs/*.md/**"]));
+        // A trailing slash names a folder only.
+        assert_eq!(g("secrets/", &project), ws(&["**/secrets/**"]));
+        assert!(path_globs("!keep", &project).is_err());
+        assert!(path_globs("src/[a", &project).is_err());
+    }
+
+    #[test]
+    fn example_paths_match_their_specs() {
+        let project = Root::Workspace;
+        assert_eq!(example_path("./.env", &project).unwrap(), "/home/dev/project/.env");
+        assert_eq!(example_path("secrets/", &project).unwrap(), "/home/dev/project/secrets/x");
+        assert_eq!(example_path("~/.aws/**", &project).unwrap(), "~/.aws/x");
+        assert_eq!(example_path("/src/**/*.ts", &project).unwrap(), "/home/dev/project/src/x.ts");
+        assert_eq!(example_path("src/{a,b}", &project), None);
+    }
+
+    #[test]
+    fn rule_text_splits_into_tool_and_specifier() {
+        assert_eq!(split_rule("Bash(git log:*)"), Some(("Bash", Some("git log:*"))));
+        assert_eq!(split_rule("WebSearch"), Some(("WebSearch", None)));
+        assert_eq!(split_rule("Bash(unclosed"), None);
+    }
+
+    #[test]
+    fn every_tool_with_sample_args_is_in_the_shipped_manifest() {
+        let manifest = include_str!("../../manifests/claude-code.yaml");
+        for tool in READ_TOOLS.iter().chain(EDIT_TOOLS).chain(ALLOWED_TOOLS) {
+            assert!(sample_args(tool).is_some(), "{tool}");
+            assert!(manifest.contains(&format!("  - name: {tool}\n")), "{tool}");
+        }
+    }
 }

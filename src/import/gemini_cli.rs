@@ -761,3 +761,51 @@ fn command_cond(action: Action, pats: &[CommandPattern]) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(tools: &[&str], prefixes: &[&str]) -> Match {
+        Match {
+            tools: tools.iter().map(|s| s.to_string()).collect(),
+            server: None,
+            prefixes: prefixes
+                .iter()
+                .map(|p| p.split(' ').map(str::to_string).collect())
+                .collect(),
+            partial: false,
+        }
+    }
+
+    #[test]
+    fn a_broader_rule_covers_a_narrower_one() {
+        let git = m(&["run_shell_command"], &["git"]);
+        let git_log = m(&["run_shell_command"], &["git log"]);
+        assert!(covers(&git, &git_log));
+        assert!(!covers(&git_log, &git));
+        assert!(covers(&m(&["*"], &[]), &git));
+        assert!(!covers(&m(&["write_file"], &[]), &git));
+        // A regex or a mode makes a rule match only some calls: it covers nothing.
+        let mut partial = git.clone();
+        partial.partial = true;
+        assert!(!covers(&partial, &git_log));
+    }
+
+    #[test]
+    fn overlap_is_judged_by_tools_and_prefixes() {
+        let git = m(&["run_shell_command"], &["git"]);
+        let npm = m(&["run_shell_command"], &["npm publish"]);
+        assert!(!overlaps(&git, &npm));
+        assert!(overlaps(&git, &m(&["run_shell_command"], &["git push"])));
+        assert!(overlaps(&m(&["mcp_srv_*"], &[]), &m(&["mcp_srv_search"], &[])));
+        assert!(!overlaps(&m(&["mcp_srv_*"], &[]), &git));
+    }
+
+    #[test]
+    fn tiers_come_from_the_file_place() {
+        assert_eq!(tier_of(Path::new("/etc/gemini-cli/policies/a.toml")).0, 5);
+        assert_eq!(tier_of(Path::new("/repo/.gemini/policies/a.toml")).0, 3);
+        assert_eq!(tier_of(Path::new("/tmp/a.toml")).0, 4);
+    }
+}

@@ -534,20 +534,43 @@ impl Import {
                     out,
                     "  {} {} ({}): {}",
                     f.kind.label(),
-                    f.rule,
-                    f.file,
-                    f.reason
+                    shown(&f.rule),
+                    shown(&f.file),
+                    shown(&f.reason)
                 );
             }
         }
         if !notes.is_empty() {
             let _ = writeln!(out, "\nnotes ({}):", notes.len());
             for f in notes {
-                let _ = writeln!(out, "  {} ({}): {}", f.rule, f.file, f.reason);
+                let _ = writeln!(
+                    out,
+                    "  {} ({}): {}",
+                    shown(&f.rule),
+                    shown(&f.file),
+                    shown(&f.reason)
+                );
             }
         }
         out
     }
+}
+
+/// Text from the input as the report shows it: control and invisible characters
+/// (line breaks, bidirectional overrides, zero-width spaces) escaped.
+#[must_use]
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        let invisible = matches!(ch,
+            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{00ad}');
+        if ch.is_control() || invisible {
+            out.extend(ch.escape_default());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
 }
 
 fn first_errors(diags: &[crate::diagnostic::Diagnostic]) -> String {
