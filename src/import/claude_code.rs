@@ -851,7 +851,10 @@ mod tests {
     #[test]
     fn gitignore_style_paths() {
         let project = Root::Workspace;
-        assert_eq!(g("//etc/shadow", &project), fixed(&["/etc/shadow", "/etc/shadow/**"]));
+        assert_eq!(
+            g("//etc/shadow", &project),
+            fixed(&["/etc/shadow", "/etc/shadow/**"])
+        );
         assert_eq!(g("~/.aws/**", &project), fixed(&["~/.aws/**"]));
         assert_eq!(g("/src/**", &project), ws(&["src/**"]));
         assert_eq!(g("/src/**", &Root::Home), fixed(&["~/src/**"]));
@@ -872,16 +875,28 @@ mod tests {
     #[test]
     fn example_paths_match_their_specs() {
         let project = Root::Workspace;
-        assert_eq!(example_path("./.env", &project).unwrap(), "/home/dev/project/.env");
-        assert_eq!(example_path("secrets/", &project).unwrap(), "/home/dev/project/secrets/x");
+        assert_eq!(
+            example_path("./.env", &project).unwrap(),
+            "/home/dev/project/.env"
+        );
+        assert_eq!(
+            example_path("secrets/", &project).unwrap(),
+            "/home/dev/project/secrets/x"
+        );
         assert_eq!(example_path("~/.aws/**", &project).unwrap(), "~/.aws/x");
-        assert_eq!(example_path("/src/**/*.ts", &project).unwrap(), "/home/dev/project/src/x.ts");
+        assert_eq!(
+            example_path("/src/**/*.ts", &project).unwrap(),
+            "/home/dev/project/src/x.ts"
+        );
         assert_eq!(example_path("src/{a,b}", &project), None);
     }
 
     #[test]
     fn rule_text_splits_into_tool_and_specifier() {
-        assert_eq!(split_rule("Bash(git log:*)"), Some(("Bash", Some("git log:*"))));
+        assert_eq!(
+            split_rule("Bash(git log:*)"),
+            Some(("Bash", Some("git log:*")))
+        );
         assert_eq!(split_rule("WebSearch"), Some(("WebSearch", None)));
         assert_eq!(split_rule("Bash(unclosed"), None);
     }

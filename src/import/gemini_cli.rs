@@ -798,7 +798,10 @@ mod tests {
         let npm = m(&["run_shell_command"], &["npm publish"]);
         assert!(!overlaps(&git, &npm));
         assert!(overlaps(&git, &m(&["run_shell_command"], &["git push"])));
-        assert!(overlaps(&m(&["mcp_srv_*"], &[]), &m(&["mcp_srv_search"], &[])));
+        assert!(overlaps(
+            &m(&["mcp_srv_*"], &[]),
+            &m(&["mcp_srv_search"], &[])
+        ));
         assert!(!overlaps(&m(&["mcp_srv_*"], &[]), &git));
     }
 
