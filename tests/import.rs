@@ -631,3 +631,44 @@ fn hostile_rule_text_stays_data_and_bad_patterns_are_reported() {
     );
     assert_eq!(d, Decision::Prompt);
 }
+
+#[test]
+fn done_when_import_into_policies_imported_then_lint_and_test_with_no_paths() {
+    // A project as a team has it: `.claude/settings.json` and the shipped manifests.
+    let project = out_dir("done-when");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::copy(
+        fixtures().join("claude-code/exact/.claude/settings.json"),
+        project.join(".claude/settings.json"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(project.join("manifests")).unwrap();
+    for entry in std::fs::read_dir(manifests()).unwrap() {
+        let p = entry.unwrap().path();
+        std::fs::copy(&p, project.join("manifests").join(p.file_name().unwrap())).unwrap();
+    }
+    let (code, stdout, stderr) = zp(
+        &[
+            "import",
+            "claude-code",
+            ".claude/settings.json",
+            "--out",
+            "policies/imported",
+        ],
+        &project,
+        &project,
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("wrote policies/imported/claude-code.yaml"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = zp(&["lint", "--deny-warnings"], &project, &project);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let (code, stdout, stderr) = zp(&["test"], &project, &project);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let last = stdout.lines().last().unwrap();
+    assert!(last.ends_with(" passed, 0 failed"), "{last}");
+    let passed: usize = last.split(' ').next().unwrap().parse().unwrap();
+    assert!(passed >= 100, "{last}");
+}
