@@ -196,6 +196,14 @@ fn claude_deny_beats_ask_beats_allow_whatever_the_order() {
     assert_eq!(bash(&reg, "git push origin main"), Decision::Prompt);
     // `git push --force:*` is denied: deny wins over both.
     assert_eq!(bash(&reg, "git push --force origin main"), Decision::Deny);
+    // The denied option anywhere after the subcommand, or with a value, is denied too.
+    assert_eq!(bash(&reg, "git push origin main --force"), Decision::Deny);
+    assert_eq!(bash(&reg, "git push --force=true origin"), Decision::Deny);
+    assert_eq!(bash(&reg, "git push \"--force\" origin"), Decision::Deny);
+    assert_eq!(
+        bash(&reg, "git push --force-with-lease origin"),
+        Decision::Prompt
+    );
     // The server is allowed, one of its tools denied.
     let (d, _) = decide(
         &reg,

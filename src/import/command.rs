@@ -110,8 +110,9 @@ impl CommandPattern {
 
     /// The condition on `c` for a sandbox rule: the program by name whatever its path
     /// or wrappers, and a word that is not plain (quoted, an expansion, a glob) taken
-    /// as possibly equal to the word of the pattern. A program that is not literal
-    /// (`$CMD`) could be any program.
+    /// as possibly equal to the word of the pattern; an option of the pattern
+    /// (`--force`) anywhere in the command. A program that is not literal (`$CMD`)
+    /// could be any program.
     #[must_use]
     pub fn sandbox_cel(&self) -> String {
         let word = |i: usize, w: &str| {
@@ -138,7 +139,18 @@ impl CommandPattern {
                 };
                 let mut parts = vec![program(first), size];
                 for (i, wd) in w.iter().enumerate().skip(1) {
-                    parts.push(word(i, wd));
+                    if wd.starts_with('-') && wd.len() > 1 {
+                        // An option may be given anywhere after the program
+                        // (`git push origin --force`), or with its value (`--force=x`).
+                        parts.push(format!(
+                            "c.argv.exists(a, a == {w} || a.startsWith({eq}) || a.matches({re}))",
+                            w = cel_str(wd),
+                            eq = cel_str(&format!("{wd}=")),
+                            re = cel_str(r#"^[$`'"]"#)
+                        ));
+                    } else {
+                        parts.push(word(i, wd));
+                    }
                 }
                 parts.join(" && ")
             }
