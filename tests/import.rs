@@ -680,3 +680,34 @@ fn done_when_import_into_policies_imported_then_lint_and_test_with_no_paths() {
     let passed: usize = last.split(' ').next().unwrap().parse().unwrap();
     assert!(passed >= 100, "{last}");
 }
+
+#[test]
+fn gemini_mcp_tool_names_split_as_gemini_cli_splits_them() {
+    let dir = out_dir("gemini-mcp-src");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("policy.toml"),
+        "[[rule]]\ntoolName = \"mcp_*_get-env\"\ndecision = \"deny\"\npriority = 900\n\n\
+         [[rule]]\ntoolName = \"mcp_everything_*\"\ndecision = \"ask_user\"\npriority = 10\n",
+    )
+    .unwrap();
+    let out = out_dir("gemini-mcp");
+    let (code, stdout, stderr) = zp(
+        &[
+            "import",
+            "gemini-cli",
+            "policy.toml",
+            "--out",
+            &out.display().to_string(),
+        ],
+        &dir,
+        &dir,
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    lint_and_test(&out);
+    let reg = registry(&out);
+    let mcp = |t: &str| decide(&reg, "gemini-cli", t, serde_json::json!({})).0;
+    assert_eq!(mcp("mcp__everything__get-env"), Decision::Deny);
+    // `echo` is `allow` in the manifest; the ask of the whole server makes it ask.
+    assert_eq!(mcp("mcp__everything__echo"), Decision::Prompt);
+}

@@ -452,19 +452,20 @@ fn translate(e: &Entry, rules: &mut Vec<Rule>, findings: &mut Vec<Finding>, plac
                 break;
             }
             if let Some(rest) = t.strip_prefix("mcp_") {
-                // `mcp_server_*`, `mcp_*`: by server.
-                let server = rest.trim_end_matches('*').trim_end_matches('_');
-                if server.is_empty() || server == "*" {
-                    conds.push("tool.server != \"\"".into());
-                } else if rest.ends_with("_*") {
-                    conds.push(format!("tool.server == {}", cel_str(server)));
+                // Gemini CLI splits `mcp_SERVER_TOOL` at the first `_` after `mcp_`:
+                // `mcp_*` any MCP tool, `mcp_server_*` a server, `mcp_*_tool` a tool
+                // of any server.
+                let (server, tool) = rest.split_once('_').unwrap_or((rest, "*"));
+                let mut c = Vec::new();
+                if server == "*" || server.is_empty() {
+                    c.push("tool.server != \"\"".to_string());
                 } else {
-                    findings.push(finding(
-                        FindingKind::Dropped,
-                        format!("the MCP tool name `{t}` cannot be split into server and tool reliably; use `mcpName`"),
-                    ));
-                    return;
+                    c.push(format!("tool.server == {}", cel_str(server)));
                 }
+                if tool != "*" && !tool.is_empty() {
+                    c.push(format!("tool.remote_name == {}", cel_str(tool)));
+                }
+                conds.push(c.join(" && "));
                 continue;
             }
             if sample_args(t).is_none() {
@@ -718,6 +719,19 @@ fn translate(e: &Entry, rules: &mut Vec<Rule>, findings: &mut Vec<Finding>, plac
             rule.matches.push(Example::new(
                 AGENT,
                 &format!("mcp__{server}__{t}"),
+                json!({}),
+            ));
+        } else if let Some((server, tool)) =
+            e.m.tools
+                .first()
+                .and_then(|t| t.strip_prefix("mcp_"))
+                .and_then(|rest| rest.split_once('_'))
+                .filter(|(server, _)| *server != "*")
+        {
+            let tool = if tool == "*" { "any_tool" } else { tool };
+            rule.matches.push(Example::new(
+                AGENT,
+                &format!("mcp__{server}__{tool}"),
                 json!({}),
             ));
         } else if let Some(t) = tools.first() {
