@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real MCP servers that tests/mcp_client.rs talks to:
+# Installs the real MCP servers that tests/mcp_client.rs talks to, and pre-commit:
 #   - @modelcontextprotocol/server-everything (npm), started with plain `node`
 #   - a Python venv with the PyPI `mcp` SDK, for tests/fixtures/mcp/*.py
 #   - @modelcontextprotocol/inspector (npm), whose CLI mode is a real MCP client for
@@ -11,6 +11,7 @@ set -euo pipefail
 EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
 INSPECTOR_VERSION="2.12.0"
+PRE_COMMIT_VERSION="4.7.0"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="${ZP_TEST_DEPS:-$repo/target/test-deps}"
@@ -53,4 +54,12 @@ if [[ ! -f "$py_stamp" ]]; then
     touch "$py_stamp"
 fi
 
-echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION)"
+# pre-commit, for tests/integrations.rs (the repository's .pre-commit-hooks.yaml).
+pc_stamp="$venv/.installed-pre-commit-$PRE_COMMIT_VERSION"
+if [[ ! -f "$pc_stamp" ]]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pre-commit==$PRE_COMMIT_VERSION"
+    "$venv/bin/pre-commit" --version
+    touch "$pc_stamp"
+fi
+
+echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION, pre-commit $PRE_COMMIT_VERSION)"

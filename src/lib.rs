@@ -9,6 +9,7 @@ pub mod dispatch;
 pub mod effects;
 pub mod gateway;
 pub mod hooks;
+pub mod import;
 pub mod lint;
 pub mod loader;
 pub mod log;

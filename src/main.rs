@@ -17,6 +17,8 @@ fn main() -> ExitCode {
         Command::Init(args) => cli::init::run(&args),
         Command::Serve(args) => cli::serve::run(&args),
         Command::Pin(args) => cli::pin::run(&args),
+        Command::Import(args) => cli::import::run(&args),
+        Command::Completions(args) => cli::completions::run(&args),
     };
     ExitCode::from(code)
 }

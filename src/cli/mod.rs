@@ -1,7 +1,9 @@
 //! The command line: one file per subcommand, each with its `Args` and `run`.
 
+pub mod completions;
 pub mod explain;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod lint;
 pub mod pin;
@@ -141,6 +143,40 @@ pub enum Command {
     Serve(serve::Args),
     /// Pin each upstream MCP tool's definition into `zero-policy.lock` (exit 2 if a server failed).
     Pin(pin::Args),
+    /// Turn Claude Code or Gemini CLI permission rules into a policy with tests.
+    ///
+    /// Claude Code: give every settings file whose permissions apply (user
+    /// ~/.claude/settings.json, project .claude/settings.json, local
+    /// .claude/settings.local.json, managed-settings.json); their lists are merged.
+    /// Gemini CLI: give the policy files (~/.gemini/policies/*.toml,
+    /// .gemini/policies/*.toml, /etc/gemini-cli/policies/*.toml); each file's tier
+    /// comes from where it is.
+    ///
+    /// Deny and ask rules become sandbox rules over the call's effects (every tool,
+    /// every wrapper, every part of a compound command); allow rules become relax
+    /// rules that apply only when every command of the call matches and the call is
+    /// exactly known. Every rule carries examples drawn from it, decided through the
+    /// dispatch path against the manifests before anything is written.
+    ///
+    /// Writes AGENT.yaml and AGENT.test.yaml into --out DIR; without --out, prints the
+    /// policy on stdout and the report on stderr (with --format json, only the report,
+    /// as one JSON document). The report lists every rule not translated exactly, with
+    /// the reason. Then: zero-policy lint DIR manifests && zero-policy test DIR manifests
+    ///
+    /// Exit 0 when every rule was translated exactly, 1 when some rule was not, 2 when
+    /// it could not run (a file that cannot be read or parsed, named with line and
+    /// column).
+    #[command(verbatim_doc_comment)]
+    Import(import::Args),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.
+    ///
+    /// Install, for example:
+    ///   bash  zero-policy completions bash > ~/.local/share/bash-completion/completions/zero-policy
+    ///   zsh   zero-policy completions zsh > ~/.zfunc/_zero-policy   (with ~/.zfunc in $fpath)
+    ///   fish  zero-policy completions fish > ~/.config/fish/completions/zero-policy.fish
+    ///   man   zero-policy completions --man-dir ~/.local/share/man/man1
+    #[command(verbatim_doc_comment)]
+    Completions(completions::Args),
 }
 
 /// Output format for `explain`, `test`, `tools`.

@@ -1,0 +1,100 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_zero_policy_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_zero_policy_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_zero_policy_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_zero_policy_using_subcommand
+    set -l cmd (__fish_zero_policy_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -s V -l version -d 'Print version'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "lint" -d 'Load every file, run every check, print diagnostics (exit 1 on errors)'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "explain" -d 'Show how one call is decided, step by step'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "test" -d 'Run every `tests:` case and every rule example (ends with `N passed, M failed`)'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "tools" -d 'List the registry: every tool with its source, scope, side effect and permission'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "schema" -d 'Print the JSON Schema of the document format'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "hook" -d 'Answer one agent hook event on stdin, in the agent\'s protocol (exit per agent).'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "init" -d 'Install the hook in an agent\'s settings file (exit 2 if that file is not JSON).'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "serve" -d 'Serve MCP over stdio (or `--listen ADDR`) in front of the manifests\' MCP servers.'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "pin" -d 'Pin each upstream MCP tool\'s definition into `zero-policy.lock` (exit 2 if a server failed)'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "import" -d 'Turn Claude Code or Gemini CLI permission rules into a policy with tests.'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t'miette reports with labels on the exact span, and a summary line'
+json\t'One JSON document listing every diagnostic'
+sarif\t'SARIF 2.1.0, for code-scanning tools'
+github\t'GitHub Actions workflow commands (`::error file=…`)'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -l explain -d 'Print what a diagnostic code means and how to fix it, then exit' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -l deny-warnings -d 'Fail (exit 1) on warnings too'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l tool -d 'The tool\'s final name' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l args -d 'The arguments as a JSON object' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l call -d 'A JSON file with `{tool, args, session}`; `-` for standard input' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l session -d 'Session settings: `mode=plan`, `workspace=/path`, `scopes=read_only,write`, `labels.KEY=VALUE`' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l agent -d 'The agent the call is made for (`claude-code`, `codex`, …): its own tools resolve first' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l connect -d 'Connect to the declared MCP servers first, so calls to their tools can be decided'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand test" -l format -d 'Output format' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand test" -l min-coverage -d 'Fail when fewer than this percent of rules are matched by some test or example' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand test" -l coverage -d 'List the rules that no test or example matched'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand test" -l connect -d 'Connect to the declared MCP servers first, so cases calling their tools run too'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand test" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand tools" -l format -d 'Output format' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand tools" -l connect -d 'Connect to the declared MCP servers, register their tools, and list skipped servers with their reasons'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand schema" -l format -d 'Output format (the schema is always JSON)' -r -f -a "json\t'JSON'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l user -d 'Install in the user\'s settings, under the home folder'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l project -d 'Install in this project\'s settings, under the current folder (the default)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l dry-run -d 'Print the change without writing anything'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l listen -d 'Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio. A non-loopback address needs `--token-env`' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l token-env -d 'With `--listen`: the environment variable holding the bearer token every request must send (`Authorization: Bearer TOKEN`; else 401)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l allow-origin -d 'With `--listen`: a browser origin allowed besides loopback ones (`https://app.example.com`); repeatable. Other origins get 403' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand pin" -l format -d 'Output format' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand pin" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -l out -d 'The folder to write the policy and its tests into (created if missing)' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -l manifests -d 'Manifests to check the examples against; default: the shipped ones' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -l format -d 'Output format of the report' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -l man-dir -d 'Write every man page (zero-policy.1, zero-policy-lint.1, …) into this folder' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -l man -d 'Print the main man page (roff) instead'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "lint" -d 'Load every file, run every check, print diagnostics (exit 1 on errors)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "explain" -d 'Show how one call is decided, step by step'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "test" -d 'Run every `tests:` case and every rule example (ends with `N passed, M failed`)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "tools" -d 'List the registry: every tool with its source, scope, side effect and permission'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "schema" -d 'Print the JSON Schema of the document format'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "hook" -d 'Answer one agent hook event on stdin, in the agent\'s protocol (exit per agent).'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "init" -d 'Install the hook in an agent\'s settings file (exit 2 if that file is not JSON).'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "serve" -d 'Serve MCP over stdio (or `--listen ADDR`) in front of the manifests\' MCP servers.'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "pin" -d 'Pin each upstream MCP tool\'s definition into `zero-policy.lock` (exit 2 if a server failed)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "import" -d 'Turn Claude Code or Gemini CLI permission rules into a policy with tests.'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
