@@ -232,11 +232,11 @@ fn long_left_nested_cel_is_refused_without_overflowing_the_stack() {
 fn expressions_that_could_exceed_the_evaluation_budget_are_refused_at_load() {
     let cases = [
         // Nested comprehensions over a call's list.
-        "args.items.all(a, args.items.all(b, args.items.all(c, a + b + c != '')))",
+        "args.items.all(a, args.items.all(b, args.items.all(c, args.items.all(d, a + b + c + d != ''))))",
         // Maps nested in maps over literal lists.
         "[1,2,3,4,5,6,7,8,9,10].map(a, [1,2,3,4,5,6,7,8,9,10].map(b, [1,2,3,4,5,6,7,8,9,10].map(c, [1,2,3,4,5,6,7,8,9,10].map(d, args.command)))).size() > 0",
         // A string grown by `join` and `replace`.
-        "args.items.map(x, args.command).join(args.command).size() > 0",
+        "args.items.map(x, args.items.map(y, args.command).join(args.command)).join(args.command).size() > 0",
         "args.command.replace('', args.command).size() > 0",
     ];
     for (i, when) in cases.iter().enumerate() {
@@ -258,7 +258,7 @@ fn expressions_that_could_exceed_the_evaluation_budget_are_refused_at_load() {
 fn a_call_larger_than_the_estimate_assumed_fails_closed_at_run_time() {
     let d = dir("cost-runtime");
     write(&d, "manifest.yaml", MANIFEST);
-    // Fits the load-time budget (1 000 items × 200 list entries), not for 100 000 items.
+    // Fits the load-time budget (100 items × 200 list entries), not for 100 000 items.
     let list: Vec<String> = (0..200).map(|i| format!("\"w{i}\"")).collect();
     let policy = format!(
         "version: 1\nlists:\n  words: [{}]\nrules:\n  - id: word\n    tools: [bash]\n    when: 'has(args.items) && args.items.exists(x, lists.words.exists(w, x == w))'\n    action: deny\n    reason: a listed word\n",
@@ -510,7 +510,7 @@ fn library_errors_are_said_in_words_with_the_right_code() {
         &deep,
         "manifest.yaml",
         format!(
-            "version: 1\ntools: {}{}\n",
+            "version: 1\ntests:\n  - name: t\n    call: {{tool: bash, args: {{a: {}{}}}}}\n    expect: {{decision: deny}}\n",
             "[".repeat(200),
             "]".repeat(200)
         ),

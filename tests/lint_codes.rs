@@ -328,11 +328,12 @@ fn cel_too_large_points_where_the_nesting_crosses_the_limit() {
 
 #[test]
 fn cel_cost_points_at_the_comprehension_over_budget() {
-    // The inner `exists` runs once per character of `args.command.split("")` (up
-    // to a million at the assumed 1 MiB) for each outer one: it is the first node
-    // over budget. It starts after `    when: '` (11) and
-    // `args.command.split("").exists(a, ` (34): column 46, its receiver.
-    check("cel-cost", &[error("cel-cost", "policy.yaml", 5, 46)]);
+    // `split("")` of a 64 KiB command (the size assumed at load) gives 65 537
+    // pieces. The inner `exists` alone is under budget (65 537 × about 10 steps);
+    // the outer one runs it once per piece again, about 7×10^10 steps, so the
+    // outer `exists` is the node named: after `    when: '` (11) and
+    // `args.command.split("").` (23), column 35.
+    check("cel-cost", &[error("cel-cost", "policy.yaml", 5, 35)]);
 }
 
 #[test]

@@ -827,7 +827,7 @@ mod tests {
     fn nested_comprehensions_over_inputs_are_over_budget() {
         assert!(est("args.a.exists(x, x == 1)").fits());
         assert!(est("args.a.exists(x, lists.ten.exists(g, glob(g, x)))").fits());
-        let e = est("args.a.all(x, args.a.all(y, args.a.all(z, x == y)))");
+        let e = est("args.a.all(x, args.a.all(y, args.a.all(z, args.a.all(w, x == y))))");
         assert!(!e.fits());
         assert!(
             e.describe().contains("evaluation steps"),
@@ -839,7 +839,7 @@ mod tests {
     #[test]
     fn growing_strings_and_maps_are_over_budget() {
         let e = est(
-            "[1,2,3,4,5,6,7,8,9,10].map(x, [1,2,3,4,5,6,7,8,9,10].map(y, args.s + args.s)).size() > 0",
+            "[1,2,3,4,5,6,7,8,9,10].map(x, [1,2,3,4,5,6,7,8,9,10].map(y, [1,2,3,4,5,6,7,8,9,10].map(z, args.s + args.s))).size() > 0",
         );
         assert!(!e.fits());
         assert!(e.describe().contains("build a value"), "{}", e.describe());

@@ -358,7 +358,15 @@ impl CelEnv {
             let estimate =
                 budget::estimate(program.expression(), &budget::Inputs::ASSUMED, cx.lists);
             if let Some(id) = estimate.over {
-                let (start, end) = range(id);
+                // A macro's node sits inside its name: underline the whole name.
+                let (mut start, mut end) = range(id);
+                let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                while start > 0 && source[..start].chars().next_back().is_some_and(ident) {
+                    start -= 1;
+                }
+                while source[end..].chars().next().is_some_and(ident) {
+                    end += 1;
+                }
                 errors.push(ExprError {
                     kind: ExprErrorKind::Cost,
                     message: estimate.describe(),

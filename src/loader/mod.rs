@@ -400,6 +400,22 @@ impl Builder {
             // YAML 1.2 booleans only: a parameter named `n`, `y`, `on` or `no` stays a string.
             strict_booleans: true,
         };
+        // `!!binary` is a tag the YAML reader knows and decodes silently into a
+        // string field: refused like the unknown ones.
+        if let Some(offset) = binary_tag(&file.text) {
+            self.diags.push(
+                Diagnostic::new(Code::YamlTag, "unsupported YAML tag `!!binary`")
+                    .at(Location {
+                        file: file.clone(),
+                        span: Span {
+                            offset,
+                            len: "!!binary".len(),
+                        },
+                    })
+                    .help("write the text itself; binary values are not read"),
+            );
+            return None;
+        }
         match serde_saphyr::from_str_with_options::<Document>(&file.text, options) {
             Ok(doc) => Some(doc),
             Err(err) => {
@@ -458,6 +474,38 @@ impl Builder {
     }
 }
 
+/// The offset of a `!!binary` tag outside quotes and comments, if any.
+fn binary_tag(text: &str) -> Option<usize> {
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let (mut single, mut double) = (false, false);
+        let bytes = line.as_bytes();
+        for (i, &c) in bytes.iter().enumerate() {
+            match c {
+                b'\'' if !double => single = !single,
+                b'"' if !single && (i == 0 || bytes[i - 1] != b'\\') => double = !double,
+                b'#' if !single && !double && (i == 0 || bytes[i - 1].is_ascii_whitespace()) => {
+                    break;
+                }
+                b'!' if !single
+                    && !double
+                    && line[i..].starts_with("!!binary")
+                    && (i == 0
+                        || matches!(
+                            bytes[i - 1],
+                            b' ' | b'\t' | b'[' | b'{' | b',' | b'-' | b':'
+                        )) =>
+                {
+                    return Some(line_start + i);
+                }
+                _ => {}
+            }
+        }
+        line_start += line.len();
+    }
+    None
+}
+
 fn strip_env_refs(s: &str) -> String {
     let mut out = String::new();
     let mut rest = s;
@@ -492,6 +540,18 @@ fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
             l.span.len = rest[..len].trim_end().len().max(l.span.len);
             l
         }),
+        // Underline the tag itself: the parser places it at the tagged node.
+        E::UnsupportedTag { tag, .. } | E::TaggedStructFieldName { tag, .. } => {
+            location.map(|mut l| {
+                let before = l.file.text.get(..l.span.offset).unwrap_or("");
+                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                if let Some(i) = before[line_start..].rfind(tag.as_str()) {
+                    l.span.offset = line_start + i;
+                    l.span.len = tag.len();
+                }
+                l
+            })
+        }
         _ => location,
     };
     let (code, message, help) = match err {
