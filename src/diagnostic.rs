@@ -483,9 +483,8 @@ impl Snippet {
             if window_start > 0 && lt.chars().nth(window_start).is_some() {
                 out.push('…');
             }
-            let mut shown = 0;
             let mut cut = false;
-            for (b, c) in lt.char_indices().skip(window_start) {
+            for (shown, (b, c)) in lt.char_indices().skip(window_start).enumerate() {
                 if shown == WINDOW_CHARS {
                     cut = true;
                     break;
@@ -499,7 +498,6 @@ impl Snippet {
                 if i == line && found && at < start + loc.span.len.max(1) {
                     span.1 = out.len() - span.0;
                 }
-                shown += 1;
             }
             if i == line && !found {
                 found = true;

@@ -83,8 +83,7 @@ pub fn push_escaped(out: &mut String, c: char) {
 #[must_use]
 pub fn truncate(s: &str, max: usize) -> String {
     let mut out = String::new();
-    let mut shown = 0usize;
-    for (i, c) in s.char_indices() {
+    for (shown, (i, c)) in s.char_indices().enumerate() {
         if shown == max {
             let left = s.len() - i;
             out.push_str(&format!(
@@ -94,7 +93,6 @@ pub fn truncate(s: &str, max: usize) -> String {
             return out;
         }
         push_escaped(&mut out, c);
-        shown += 1;
     }
     out
 }

@@ -121,7 +121,7 @@ fn run_in(cwd: &Path, args: &[&str], stdin: Option<Vec<u8>>) -> Run {
         args.join(" ")
     );
     assert!(
-        code >= 0 && code <= 3,
+        (0..=3).contains(&code),
         "`zero-policy {}` died (status {status:?}): {stderr}",
         args.join(" ")
     );

@@ -115,10 +115,8 @@ pub fn prescan(source: &str) -> Result<(), Refusal> {
                 levels[top].chain += 1;
                 levels.push(Level::default());
             }
-            b')' | b']' | b'}' => {
-                if levels.len() > 1 {
-                    levels.pop();
-                }
+            b')' | b']' | b'}' if levels.len() > 1 => {
+                levels.pop();
             }
             b',' => {
                 levels[top] = Level {
