@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::escape::escape_keep_lines;
+
 /// A source file that was read, kept for rendering and positions.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -124,9 +126,15 @@ codes! {
     /// The file is not valid YAML.
     YamlSyntax = "yaml-syntax", Error,
         "The file is not valid YAML. Fix the syntax at the position shown.";
-    /// The file exceeded the alias or node budget.
+    /// The file exceeded the alias, node or depth budget.
     YamlBudget = "yaml-budget", Error,
-        "The file uses too many aliases, anchors or nodes (an expansion bomb is refused). Write the values out or split the file.";
+        "The file uses too many aliases, anchors or nodes, or nests deeper than 64 levels (an expansion bomb is refused). Write the values out or split the file.";
+    /// The file uses a YAML tag (`!!python/object`, `!!binary`, `!custom`).
+    YamlTag = "yaml-tag", Error,
+        "A value carries a YAML tag other than the core ones (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!seq`, `!!map`). Tags such as `!!python/object`, `!!binary` or `!custom` mean something to other YAML readers and nothing here; remove the tag.";
+    /// A file could not be read at all.
+    UnreadableFile = "unreadable-file", Error,
+        "A path given does not exist, is not a regular file (a folder where a file was wanted, a device, a FIFO, a socket), cannot be read, is larger than 16 MiB or is not UTF-8 text. Nothing is loaded until it is fixed; `lint` exits 2.";
     /// A key appears twice in one mapping.
     DuplicateKey = "duplicate-key", Error,
         "A key appears twice in the same mapping; YAML would keep only one of them silently. Remove or rename one.";
@@ -160,6 +168,12 @@ codes! {
     /// A CEL expression does not parse.
     CelSyntax = "cel-syntax", Error,
         "A `when` expression is not valid CEL. The label points at the position inside the expression.";
+    /// A CEL expression is too long or too deeply nested to compile safely.
+    CelTooLarge = "cel-too-large", Error,
+        "A `when` or effects expression is longer than 16 KiB, has more than 4,096 tokens, or nests deeper than 64 levels (parentheses, operator chains such as `1 + 1 + …`, `!!!…`, member chains `a.b.c…`). Such an expression would take the parser out of stack or memory; split it into rules or lists.";
+    /// A CEL expression could cost more than the evaluation budget.
+    CelCost = "cel-cost", Error,
+        "A `when` or effects expression could do more work or build a larger value than one evaluation may: nested comprehensions over large lists, strings grown by `+`, `join` or `replace`, maps nested in maps. The estimate assumes calls of up to 1,000 items per list and 1 MiB per string; larger calls are measured again when evaluated, and a rule over budget then fails closed.";
     /// A CEL expression names an unknown variable.
     CelUnknownVariable = "cel-unknown-variable", Error,
         "A `when` expression names a variable that does not exist. The variables are `tool`, `args`, `session`, `call` (the call's effects) and `lists` (the named lists); effect expressions cannot read `call`.";
@@ -372,62 +386,194 @@ pub fn has_errors(diagnostics: &[Diagnostic]) -> bool {
 
 /// The miette view of a diagnostic, for graphical rendering.
 #[derive(Debug)]
-struct MietteView<'a> {
-    diag: &'a Diagnostic,
-    source: Option<miette::NamedSource<String>>,
+struct MietteView {
+    code: &'static str,
+    severity: Severity,
+    message: String,
+    help: Option<String>,
+    label: String,
+    snippet: Option<Snippet>,
 }
 
-impl fmt::Display for MietteView<'_> {
+impl fmt::Display for MietteView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.diag.message)
+        f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for MietteView<'_> {}
+impl std::error::Error for MietteView {}
 
-impl miette::Diagnostic for MietteView<'_> {
+impl miette::Diagnostic for MietteView {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        Some(Box::new(self.diag.code.as_str()))
+        Some(Box::new(self.code))
     }
 
     fn severity(&self) -> Option<miette::Severity> {
-        Some(match self.diag.severity {
+        Some(match self.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
         })
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.diag
-            .help
+        self.help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+        self.snippet.as_ref().map(|s| s as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
-        let loc = self.diag.location.as_ref()?;
-        let label = miette::LabeledSpan::new(
-            Some(self.diag.label.clone().unwrap_or_else(|| "here".into())),
-            loc.span.offset,
-            loc.span.len,
-        );
+        let s = self.snippet.as_ref()?;
+        let label = miette::LabeledSpan::new(Some(self.label.clone()), s.span.0, s.span.1);
         Some(Box::new(std::iter::once(label)))
     }
 }
 
-/// Renders one diagnostic with miette's graphical handler.
+/// Characters of a source line shown around the place: a line of a megabyte is
+/// cut to a window, so the renderer never sees a huge column.
+const WINDOW_BEFORE: usize = 50;
+const WINDOW_CHARS: usize = 120;
+
+/// The lines around a diagnostic's place, cut to a window and escaped, as miette
+/// renders them; line and column numbers stay those of the file.
+#[derive(Debug)]
+struct Snippet {
+    name: String,
+    text: String,
+    /// 0-based line in the file of the snippet's first line.
+    first_line: usize,
+    /// Line of the place within the snippet.
+    main: usize,
+    /// 0-based character column of the place in the file.
+    column: usize,
+    /// (offset, len) of the label within `text`.
+    span: (usize, usize),
+}
+
+impl Snippet {
+    fn new(loc: &Location) -> Snippet {
+        let file = &loc.file;
+        let text = file.text.as_str();
+        let start = loc.span.offset.min(text.len());
+        let (line1, col1) = file.line_col(start);
+        let line = line1 - 1;
+        let line_text = |i: usize| -> &str {
+            let a = file.line_starts.get(i).copied().unwrap_or(text.len());
+            let b = file
+                .line_starts
+                .get(i + 1)
+                .map_or(text.len(), |e| e.saturating_sub(1));
+            text.get(a..b.max(a)).unwrap_or("")
+        };
+        let window_start = (col1 - 1).saturating_sub(WINDOW_BEFORE);
+        let mut out = String::new();
+        let first_line = line.saturating_sub(1);
+        let last_line = (line + 1).min(file.line_starts.len().saturating_sub(1));
+        let mut span = (0, 0);
+        let mut found = false;
+        for i in first_line..=last_line {
+            if i > first_line {
+                out.push('\n');
+            }
+            let lt = line_text(i).strip_suffix('\r').unwrap_or(line_text(i));
+            let line_start = file.line_starts.get(i).copied().unwrap_or(0);
+            if window_start > 0 && lt.chars().nth(window_start).is_some() {
+                out.push('…');
+            }
+            let mut cut = false;
+            for (shown, (b, c)) in lt.char_indices().skip(window_start).enumerate() {
+                if shown == WINDOW_CHARS {
+                    cut = true;
+                    break;
+                }
+                let at = line_start + b;
+                if i == line && at == start {
+                    span.0 = out.len();
+                    found = true;
+                }
+                crate::escape::push_escaped(&mut out, c);
+                if i == line && found && at < start + loc.span.len.max(1) {
+                    span.1 = out.len() - span.0;
+                }
+            }
+            if i == line && !found {
+                found = true;
+                // The place is at the end of the line (or in a cut part).
+                span.0 = out.len();
+            }
+            if cut {
+                out.push('…');
+            }
+        }
+        Snippet {
+            name: crate::escape::escape(&file.name).into_owned(),
+            text: out,
+            first_line,
+            main: line - first_line,
+            column: col1 - 1,
+            span,
+        }
+    }
+}
+
+impl miette::SourceCode for Snippet {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let inner = self.text.read_span(span, before, after)?;
+        let line = inner.line();
+        // The header shows the place's true column, not its column in the window.
+        let column = if line == self.main && span.offset() == self.span.0 {
+            self.column
+        } else {
+            inner.column()
+        };
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            line + self.first_line,
+            column,
+            inner.line_count(),
+        )))
+    }
+}
+
+/// Most characters of a message, label or help shown: a message quoting a
+/// megabyte key is cut, saying how much was left out.
+pub const MAX_MESSAGE_CHARS: usize = 2_000;
+
+fn truncate_keep_lines(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().nth(MAX_MESSAGE_CHARS).is_none() {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let cut: String = s.chars().take(MAX_MESSAGE_CHARS).collect();
+    let left = s.len() - cut.len();
+    std::borrow::Cow::Owned(format!("{cut}… ({left} more bytes not shown)"))
+}
+
+/// Renders one diagnostic with miette's graphical handler. Text from input
+/// (the message, the file name, the source lines) is escaped, and long lines are
+/// cut to a window around the place.
 #[must_use]
 pub fn render_human(diag: &Diagnostic, color: bool) -> String {
+    use crate::escape::{escape, truncate};
     let view = MietteView {
-        diag,
-        source: diag
-            .location
-            .as_ref()
-            .map(|l| miette::NamedSource::new(l.file.name.clone(), l.file.text.as_ref().clone())),
+        code: diag.code.as_str(),
+        severity: diag.severity,
+        message: truncate(&diag.message, MAX_MESSAGE_CHARS),
+        help: diag
+            .help
+            .as_deref()
+            .map(|h| escape_keep_lines(&truncate_keep_lines(h)).into_owned()),
+        label: truncate(diag.label.as_deref().unwrap_or("here"), MAX_MESSAGE_CHARS),
+        snippet: diag.location.as_ref().map(Snippet::new),
     };
     let theme = if color {
         miette::GraphicalTheme::unicode()
@@ -437,13 +583,14 @@ pub fn render_human(diag: &Diagnostic, color: bool) -> String {
     let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
     let mut out = String::new();
     if handler.render_report(&mut out, &view).is_err() {
-        out = format!("{}: {} [{}]", diag.severity, diag.message, diag.code);
+        out = format!("{}: {} [{}]\n", diag.severity, view.message, diag.code);
     }
     if let Some(loc) = &diag.location {
         let (line, col) = loc.start();
+        let name = escape(&loc.file.name);
         // miette prints `[file:line:col]`; keep a plain line too for grep and editors.
-        if !out.contains(&format!("{}:{line}:{col}", loc.file.name)) {
-            out.push_str(&format!("  at {}:{line}:{col}\n", loc.file.name));
+        if !out.contains(&format!("{name}:{line}:{col}")) {
+            out.push_str(&format!("  at {name}:{line}:{col}\n"));
         }
     }
     out
@@ -456,10 +603,10 @@ pub struct JsonDiagnostic<'a> {
     pub code: Code,
     /// `error` or `warning`.
     pub severity: Severity,
-    /// The message.
-    pub message: &'a str,
-    /// File name.
-    pub file: &'a str,
+    /// The message, with control and invisible characters escaped.
+    pub message: std::borrow::Cow<'a, str>,
+    /// File name, escaped likewise.
+    pub file: std::borrow::Cow<'a, str>,
     /// 1-based start line (0 if unknown).
     pub line: usize,
     /// 1-based start column (0 if unknown).
@@ -469,7 +616,7 @@ pub struct JsonDiagnostic<'a> {
     /// 1-based end column.
     pub end_column: usize,
     /// How to fix it.
-    pub help: Option<&'a str>,
+    pub help: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl Diagnostic {
@@ -481,13 +628,18 @@ impl Diagnostic {
         JsonDiagnostic {
             code: self.code,
             severity: self.severity,
-            message: &self.message,
-            file: self.file_name(),
+            message: std::borrow::Cow::Owned(crate::escape::truncate(
+                &self.message,
+                MAX_MESSAGE_CHARS,
+            )),
+            file: crate::escape::escape(self.file_name()),
             line,
             column,
             end_line,
             end_column,
-            help: self.help.as_deref(),
+            help: self.help.as_deref().map(|h| {
+                std::borrow::Cow::Owned(escape_keep_lines(&truncate_keep_lines(h)).into_owned())
+            }),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod diagnostic;
 pub mod dispatch;
 pub mod effects;
+pub mod escape;
 pub mod gateway;
 pub mod hooks;
 pub mod import;

@@ -24,9 +24,13 @@ pub fn stderr(s: &str) {
     let _ = err.write_all(s.as_bytes());
 }
 
-/// Prints `error: message` on standard error.
+/// Prints `error: message` on standard error, with control and invisible
+/// characters escaped (a message may quote a file name or an argument).
 pub fn error(message: &str) {
-    stderr(&format!("error: {message}\n"));
+    stderr(&format!(
+        "error: {}\n",
+        crate::escape::escape_keep_lines(message)
+    ));
 }
 
 fn color_on(stream_is_tty: bool) -> bool {
@@ -86,8 +90,8 @@ pub fn sarif(diags: &[Diagnostic]) -> serde_json::Value {
         .map(|d| {
             let j = d.to_json();
             let rule_index = Code::ALL.iter().position(|c| *c == d.code).unwrap_or(0);
-            let mut message = d.message.clone();
-            if let Some(h) = &d.help {
+            let mut message = j.message.to_string();
+            if let Some(h) = &j.help {
                 message.push_str(&format!("\nhelp: {h}"));
             }
             let mut result = json!({
@@ -152,14 +156,14 @@ pub fn github_line(d: &Diagnostic) -> String {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
-    let mut msg = d.message.clone();
-    if let Some(h) = &d.help {
+    let mut msg = j.message.to_string();
+    if let Some(h) = &j.help {
         msg.push_str(&format!("\nhelp: {h}"));
     }
     if d.location.is_some() {
         format!(
             "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}",
-            gh_escape_prop(j.file),
+            gh_escape_prop(&j.file),
             j.line,
             j.column,
             j.end_line,
@@ -192,15 +196,40 @@ fn scrubbed_args(registry: &Registry, call: &Call) -> serde_json::Value {
     args
 }
 
-/// The human account of an evaluation.
+/// Most characters of a call's arguments `explain` echoes.
+pub const MAX_ECHO_CHARS: usize = 2_000;
+/// Most characters of one string in the arguments `explain --format json` echoes.
+pub const MAX_ECHO_STRING_CHARS: usize = 4_096;
+
+/// Cuts every long string in a JSON value, saying how much was left out.
+fn truncate_strings(v: &mut serde_json::Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::String(s) if s.chars().nth(MAX_ECHO_STRING_CHARS).is_some() => {
+                *s = crate::escape::truncate(s, MAX_ECHO_STRING_CHARS);
+            }
+            serde_json::Value::Array(a) => stack.extend(a.iter_mut()),
+            serde_json::Value::Object(o) => stack.extend(o.values_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// The human account of an evaluation. Text from the call is escaped and the
+/// arguments are cut to [`MAX_ECHO_CHARS`].
 #[must_use]
 pub fn explain_text(registry: &Registry, call: &Call, ev: &Evaluation) -> String {
+    crate::escape::escape_keep_lines(&explain_lines(registry, call, ev)).into_owned()
+}
+
+fn explain_lines(registry: &Registry, call: &Call, ev: &Evaluation) -> String {
     let mut s = String::new();
     let args = serde_json::to_string(&scrubbed_args(registry, call)).unwrap_or_default();
     s.push_str(&format!(
         "call     {} {}\n",
-        registry.scrubber().scrub_str(&call.tool),
-        args
+        crate::escape::truncate(&registry.scrubber().scrub_str(&call.tool), 200),
+        crate::escape::truncate(&args, MAX_ECHO_CHARS)
     ));
     let labels = call
         .session
@@ -396,7 +425,9 @@ pub fn explain_human(registry: &Registry, call: &Call, ev: &Evaluation) {
 #[must_use]
 pub fn explain_value(registry: &Registry, call: &Call, ev: &Evaluation) -> serde_json::Value {
     let mut v = serde_json::to_value(ev).unwrap_or_default();
-    v["args"] = scrubbed_args(registry, call);
+    let mut args = scrubbed_args(registry, call);
+    truncate_strings(&mut args);
+    v["args"] = args;
     v["session"] = serde_json::to_value(&call.session).unwrap_or_default();
     if let Some(tool) = registry.get(&call.tool) {
         v["hints"] = tool.hints.clone().unwrap_or(serde_json::Value::Null);
@@ -536,7 +567,7 @@ pub fn tools_text(registry: &Registry) -> String {
 
 /// Prints the registry as a table.
 pub fn tools_human(registry: &Registry) {
-    stdout(&tools_text(registry));
+    stdout(&crate::escape::escape_keep_lines(&tools_text(registry)));
 }
 
 /// The human test report.
@@ -610,7 +641,9 @@ pub fn test_text(report: &Report, coverage: bool) -> String {
 
 /// Prints the human test report.
 pub fn test_human(report: &Report, coverage: bool) {
-    stdout(&test_text(report, coverage));
+    stdout(&crate::escape::escape_keep_lines(&test_text(
+        report, coverage,
+    )));
 }
 
 /// Prints the test report as JSON.

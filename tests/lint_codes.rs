@@ -314,6 +314,55 @@ fn cel_syntax_in_plain_and_quoted_scalars() {
 }
 
 #[test]
+fn cel_too_large_points_where_the_nesting_crosses_the_limit() {
+    // `    when: 'size(args.command) == 1 + 1 + …'`: the expression starts at column
+    // 12. `size(args.command) == ` is 22 characters and leaves an estimated depth
+    // of 4 (two chained operators plus the level's 2); each `1 + ` adds one, so
+    // the 61st `+` (after 22 + 60 × 4 + 2 = 264 characters) makes 65 > 64:
+    // column 12 + 264 = 276.
+    check(
+        "cel-too-large",
+        &[error("cel-too-large", "policy.yaml", 5, 276)],
+    );
+}
+
+#[test]
+fn cel_cost_points_at_the_comprehension_over_budget() {
+    // `split("")` of a 64 KiB command (the size assumed at load) gives 65 537
+    // pieces. The inner `exists` alone is under budget (65 537 × about 10 steps);
+    // the outer one runs it once per piece again, about 7×10^10 steps, so the
+    // outer `exists` is the node named: after `    when: '` (11) and
+    // `args.command.split("").` (23), column 35.
+    check("cel-cost", &[error("cel-cost", "policy.yaml", 5, 35)]);
+}
+
+#[test]
+fn yaml_tag() {
+    // `    when: !!python/object/apply:…`: the tag at column 11.
+    check("yaml-tag", &[error("yaml-tag", "policy.yaml", 5, 11)]);
+}
+
+#[test]
+fn unreadable_file_is_reported_in_every_format_and_exits_2() {
+    // manifest.yaml is Latin-1: `version: 1\ntools: []\n# saved in Latin-1: caf` is
+    // 11 + 10 + 23 = 44 bytes, then the byte 0xE9.
+    let linted = lint_json("unreadable-file", &[]);
+    assert_eq!(linted.exit, 2);
+    assert_eq!(
+        linted.json["diagnostics"][0]["message"],
+        "`tests/fixtures/lint/unreadable-file/manifest.yaml` is not UTF-8 text (invalid byte at offset 44)"
+    );
+    assert_eq!(linted.json["diagnostics"][0]["code"], "unreadable-file");
+    assert_eq!(
+        (
+            linted.json["errors"].as_u64(),
+            linted.json["warnings"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
+}
+
+#[test]
 fn cel_unknown_variable() {
     // `    when: 'args.command.contains("rm") && request.user == "root"'`:
     // the value starts at 12, `request` after 31 characters: column 43.
@@ -479,6 +528,8 @@ fn invalid_env_reference() {
 const CODES: &[&str] = &[
     "yaml-syntax",
     "yaml-budget",
+    "yaml-tag",
+    "unreadable-file",
     "duplicate-key",
     "unknown-field",
     "missing-field",
@@ -490,6 +541,8 @@ const CODES: &[&str] = &[
     "settings-conflict",
     "missing-reason",
     "cel-syntax",
+    "cel-too-large",
+    "cel-cost",
     "cel-unknown-variable",
     "cel-unknown-function",
     "invalid-glob",
@@ -582,7 +635,9 @@ fn every_fixture_file_starts_with_version_1() {
         let mut files = 0;
         for entry in entries {
             let path = entry.expect("an entry").path();
-            let text = std::fs::read_to_string(&path).expect("a readable fixture");
+            // Read as bytes: the `unreadable-file` fixture is not UTF-8 on purpose.
+            let bytes = std::fs::read(&path).expect("a readable fixture");
+            let text = String::from_utf8_lossy(&bytes);
             files += 1;
             match (c.as_str(), path.file_name().and_then(|n| n.to_str())) {
                 // These two are about the version line itself.

@@ -317,6 +317,22 @@ pub fn register(
             } else {
                 paths::clean(&format!("{workspace}/{path}"))
             };
+            // The ancestors of a path hold about its length squared in bytes: a
+            // longer path than any file system allows fails closed instead.
+            if abs.len() > super::budget::MAX_ANCESTOR_PATH_BYTES
+                || abs.matches('/').count() > super::budget::MAX_ANCESTOR_COMPONENTS
+            {
+                return Err(fn_error(
+                    "path_ancestors",
+                    format!(
+                        "the path is {} bytes and {} components long; at most {} bytes and {} components are accepted",
+                        abs.len(),
+                        abs.matches('/').count(),
+                        super::budget::MAX_ANCESTOR_PATH_BYTES,
+                        super::budget::MAX_ANCESTOR_COMPONENTS
+                    ),
+                ));
+            }
             let mut out = vec![Value::String(Arc::new(paths::escape(&abs)))];
             out.extend(
                 paths::ancestors(&abs)

@@ -6,6 +6,7 @@
 //! `matches` patterns are compiled into a [`PatternCache`], and the `args.X`
 //! reads are recorded for `lint`.
 
+pub mod budget;
 pub mod functions;
 
 use std::collections::BTreeSet;
@@ -44,8 +45,6 @@ const STANDARD_FUNCTIONS: &[&str] = &[
     "bytes",
     "type",
     "dyn",
-    "max",
-    "min",
     "has",
     "all",
     "exists",
@@ -102,6 +101,10 @@ pub enum ExprErrorKind {
     InvalidRegex,
     /// `lists.NAME` with no such list.
     UnknownList,
+    /// Too long, too many tokens or too deeply nested to parse safely.
+    TooLarge,
+    /// Evaluation could exceed the cost budget.
+    Cost,
 }
 
 /// One `args.X` read in an expression.
@@ -133,6 +136,8 @@ pub struct Expression {
     pub reads_call: bool,
     /// The lists it names.
     pub lists: Vec<String>,
+    /// The lists the cost estimate reads, for estimating again at run time.
+    list_sizes: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Expression {
@@ -190,6 +195,15 @@ impl CelEnv {
         cache: &mut PatternCache,
         cx: &CompileCtx<'_>,
     ) -> Result<Expression, Vec<ExprError>> {
+        // The parser recurses: bound what it is given first.
+        if let Err(r) = budget::prescan(source) {
+            return Err(vec![ExprError {
+                kind: ExprErrorKind::TooLarge,
+                message: r.message,
+                start: r.start.min(source.len()),
+                end: next_char_boundary(source, r.start.min(source.len())),
+            }]);
+        }
         let program = match self.env.compile(source) {
             Ok(p) => p,
             Err(errs) => {
@@ -203,11 +217,22 @@ impl CelEnv {
                             e.pos.1.max(0) as usize,
                         );
                         let end = next_char_boundary(source, start);
-                        ExprError {
-                            kind: ExprErrorKind::Syntax,
-                            message: lowercase_first(&e.msg),
-                            start,
-                            end,
+                        // The parser's own limit comes back as a debug dump of its
+                        // error type: said in words, with the limit's code.
+                        if e.msg.contains("OtherError") || e.msg.contains("Recursion limit") {
+                            ExprError {
+                                kind: ExprErrorKind::TooLarge,
+                                message: "the expression nests too deeply to parse".to_string(),
+                                start,
+                                end,
+                            }
+                        } else {
+                            ExprError {
+                                kind: ExprErrorKind::Syntax,
+                                message: lowercase_first(&e.msg),
+                                start,
+                                end,
+                            }
                         }
                     })
                     .collect());
@@ -329,10 +354,39 @@ impl CelEnv {
                 let _ = cache.add_glob(lit);
             }
         }
+        if errors.is_empty() {
+            let estimate =
+                budget::estimate(program.expression(), &budget::Inputs::ASSUMED, cx.lists);
+            if let Some(id) = estimate.over {
+                // A macro's node sits inside its name: underline the whole name.
+                let (mut start, mut end) = range(id);
+                let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                while start > 0 && source[..start].chars().next_back().is_some_and(ident) {
+                    start -= 1;
+                }
+                while source[end..].chars().next().is_some_and(ident) {
+                    end += 1;
+                }
+                errors.push(ExprError {
+                    kind: ExprErrorKind::Cost,
+                    message: estimate.describe(),
+                    start,
+                    end,
+                });
+            }
+        }
         if !errors.is_empty() {
             errors.sort_by_key(|e| (e.start, e.end));
             return Err(errors);
         }
+        let list_sizes = if walk.idents.iter().any(|(n, _)| n == "lists") {
+            cx.lists.clone()
+        } else {
+            walk.list_reads
+                .iter()
+                .filter_map(|(n, _, _)| cx.lists.get(n).map(|l| (n.clone(), l.clone())))
+                .collect()
+        };
         let arg_reads = walk
             .arg_reads
             .iter()
@@ -365,6 +419,7 @@ impl CelEnv {
             regexes: walk.regexes.into_iter().map(|(p, _)| p).collect(),
             reads_call: walk.idents.iter().any(|(n, _)| n == "call"),
             lists: walk.list_reads.into_iter().map(|(n, _, _)| n).collect(),
+            list_sizes,
         })
     }
 
@@ -402,6 +457,8 @@ pub struct Vars {
 /// Evaluates expressions for one call: the variables are bound once.
 pub struct Scope<'r> {
     ctx: Context<'r, 'static>,
+    /// The sizes of the bound values, for the run-time cost bound.
+    sizes: budget::Inputs,
 }
 
 impl<'r> Scope<'r> {
@@ -413,12 +470,39 @@ impl<'r> Scope<'r> {
         ctx.add_variable_from_value("args", vars.args.clone());
         ctx.add_variable_from_value("session", vars.session.clone());
         ctx.add_variable_from_value(functions::WORKSPACE_VAR, vars.workspace.clone());
-        Scope { ctx }
+        let sizes = budget::Inputs {
+            tool: budget::Sizes::measure(&vars.tool),
+            args: budget::Sizes::measure(&vars.args),
+            session: budget::Sizes::measure(&vars.session)
+                .max(budget::Sizes::measure(&vars.workspace)),
+            call: budget::Sizes::ZERO,
+        };
+        Scope { ctx, sizes }
     }
 
     /// Binds `call`, the call's effects.
     pub fn bind_call(&mut self, call: Value) {
+        self.sizes.call = budget::Sizes::measure(&call);
         self.ctx.add_variable_from_value("call", call);
+    }
+
+    /// The run-time cost bound: a call within the sizes the load-time estimate
+    /// assumed needs nothing more; a larger one is estimated again with its real
+    /// sizes, and an expression over budget is not evaluated (the rule fails closed).
+    fn within_budget(&self, expr: &Expression) -> Result<(), String> {
+        if self.sizes.within(&budget::Inputs::ASSUMED) {
+            return Ok(());
+        }
+        let sizes = self.sizes.max(budget::Inputs::ASSUMED);
+        let estimate = budget::estimate(expr.program.expression(), &sizes, &expr.list_sizes);
+        if estimate.fits() {
+            Ok(())
+        } else {
+            Err(format!(
+                "not evaluated: for this call's values, {}",
+                estimate.describe()
+            ))
+        }
     }
 
     /// Evaluates an expression to any value.
@@ -426,6 +510,7 @@ impl<'r> Scope<'r> {
     /// # Errors
     /// A run-time error.
     pub fn eval(&self, expr: &Expression) -> Result<Value, String> {
+        self.within_budget(expr)?;
         expr.program
             .execute(&self.ctx)
             .map_err(|e| describe_error(&e))
@@ -436,6 +521,7 @@ impl<'r> Scope<'r> {
     /// # Errors
     /// A run-time error, or a result that is not a bool.
     pub fn eval_bool(&self, expr: &Expression) -> Result<bool, String> {
+        self.within_budget(expr)?;
         match expr.program.execute(&self.ctx) {
             Ok(Value::Bool(b)) => Ok(b),
             Ok(other) => Err(format!(

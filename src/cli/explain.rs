@@ -1,10 +1,10 @@
 //! `zero-policy explain`: one call, every step, the matched rules, the decision.
 
-use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::call::{Call, Session};
 use crate::cli::{EXIT_ERROR, EXIT_OK, Format, Paths, load_registry, with_servers};
+use crate::loader;
 use crate::model::Scope;
 use crate::output;
 
@@ -79,32 +79,54 @@ pub fn apply_session(session: &mut Session, kv: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A serde_json error in words: no Rust type names, the place as line and column.
+fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let what = text.split(" at line ").next().unwrap_or(&text);
+    let what = if what.contains("struct ") || what.contains("invalid length") {
+        // `invalid type: sequence, expected struct Call`, `invalid length 0, expected
+        // struct Call with 3 elements`: a call is an object.
+        "the value is not a JSON object"
+    } else {
+        what
+    };
+    if e.line() == 0 {
+        what.to_string()
+    } else {
+        format!("{what} (line {}, column {})", e.line(), e.column())
+    }
+}
+
 /// Reads the call from the arguments.
 ///
 /// # Errors
 /// A message for the user.
 pub fn read_call(args: &Args) -> Result<Call, String> {
     let mut call = if let Some(path) = &args.call {
+        // The same cap and kind checks as policy files: `--call /dev/zero` or a
+        // FIFO is refused, and standard input is read to 16 MiB at most.
         let text = if path.as_os_str() == "-" {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| format!("cannot read standard input: {e}"))?;
-            s
+            loader::read_capped(
+                std::io::stdin().lock(),
+                Path::new("standard input"),
+                loader::MAX_FILE_BYTES,
+            )
         } else {
-            std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?
-        };
+            loader::read_file(path)
+        }
+        .map_err(|e| e.to_string())?;
         serde_json::from_str::<Call>(&text).map_err(|e| {
             format!(
-                "`{}` is not a call `{{\"tool\": ..., \"args\": {{...}}, \"session\": {{...}}}}`: {e}",
-                path.display()
+                "`{}` is not a call `{{\"tool\": ..., \"args\": {{...}}, \"session\": {{...}}}}`: {}",
+                crate::escape::escape(&path.display().to_string()),
+                json_error(&e)
             )
         })?
     } else {
         let tool = args.tool.clone().unwrap_or_default();
         let call_args = match &args.args {
-            Some(a) => serde_json::from_str(a).map_err(|e| format!("`--args` is not JSON: {e}"))?,
+            Some(a) => serde_json::from_str(a)
+                .map_err(|e| format!("`--args` is not JSON: {}", json_error(&e)))?,
             None => serde_json::Value::Object(serde_json::Map::new()),
         };
         Call {

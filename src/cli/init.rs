@@ -474,10 +474,12 @@ pub fn init(agent: Agent, scope: Scope, command: &str, dry_run: bool) -> Result<
     let shown = path.display().to_string();
     // Write through a symlink to the file it names, not over the link.
     let target = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-    let old = match std::fs::read_to_string(&target) {
+    // Read as policy files are: a FIFO or device there is refused by kind, and
+    // at most 16 MiB is read.
+    let old = match crate::loader::read_file(&target) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read `{shown}`: {e}")),
+        Err(crate::loader::LoadError::NotFound(_)) => String::new(),
+        Err(e) => return Err(e.to_string()),
     };
     let mut root: Value = if old.trim().is_empty() {
         Value::Object(Map::new())

@@ -1,6 +1,6 @@
 //! `zero-policy lint`: every check, in the format CI wants.
 
-use crate::cli::{EXIT_ERROR, EXIT_FAIL, EXIT_OK, Paths, load};
+use crate::cli::{EXIT_ERROR, EXIT_FAIL, EXIT_OK, Paths, load_files};
 use crate::diagnostic::{self, Code, Severity};
 use crate::output;
 use crate::registry::Registry;
@@ -63,9 +63,21 @@ pub fn run(args: &Args) -> u8 {
             }
         };
     }
-    let loaded = match load(&args.paths) {
+    let loaded = match load_files(&args.paths) {
         Ok(l) => l,
-        Err(code) => return code,
+        Err(e) => {
+            // The files could not be read: said on stderr, and in the format asked
+            // for on stdout, so a CI reading JSON or SARIF sees it too; exit 2.
+            let diags = [e.to_diagnostic()];
+            output::error(&e.to_string());
+            match args.format {
+                LintFormat::Human => {}
+                LintFormat::Json => output::diagnostics_json(&diags),
+                LintFormat::Sarif => output::diagnostics_sarif(&diags),
+                LintFormat::Github => output::diagnostics_github(&diags),
+            }
+            return EXIT_ERROR;
+        }
     };
     let mut diags = loaded.diagnostics;
     if let Some(policy) = &loaded.policy {

@@ -245,14 +245,23 @@ impl Paths {
 /// # Errors
 /// The exit code to return: the paths could not be read.
 pub fn load(paths: &Paths) -> Result<Loaded, u8> {
+    load_files(paths).map_err(|e| {
+        output::error(&e.to_string());
+        EXIT_ERROR
+    })
+}
+
+/// Loads the files, saying on stderr when the built-in default is used; a problem
+/// that stops the load is returned, not printed.
+///
+/// # Errors
+/// The paths could not be read.
+pub fn load_files(paths: &Paths) -> Result<Loaded, loader::LoadError> {
     let source = paths.resolve();
     if source == Source::Builtin {
         output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
     }
-    source.load().map_err(|e| {
-        output::error(&e.to_string());
-        EXIT_ERROR
-    })
+    source.load()
 }
 
 /// Loads and builds a registry; on load errors prints the diagnostics and returns 2.

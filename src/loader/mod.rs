@@ -9,6 +9,7 @@ mod checks;
 mod commands;
 mod lists;
 pub mod lock;
+mod read;
 mod rules;
 pub mod scalar;
 mod servers;
@@ -40,21 +41,37 @@ use scalar::ScalarMap;
 const MAX_ALIASES: usize = 1_000;
 /// Nodes allowed in one file.
 const MAX_NODES: usize = 200_000;
-/// Largest file read.
-const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// Deepest nesting of mappings and sequences in one file.
+const MAX_YAML_DEPTH: usize = 64;
+
+pub use read::{MAX_FILE_BYTES, find_files, read_capped, read_file};
+
+/// A path as shown in a message: control and invisible characters escaped.
+fn shown(p: &Path) -> String {
+    crate::escape::escape(&p.display().to_string()).into_owned()
+}
 
 /// Why loading could not even start.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum LoadError {
     /// A path does not exist.
-    #[error("no such file or folder `{0}`")]
+    #[error("no such file or folder `{}`", shown(.0))]
     #[diagnostic(
         code(not_found),
         help("give files or folders of YAML policies and manifests")
     )]
     NotFound(PathBuf),
+    /// A path exists but is a folder, device, FIFO or socket where a file was wanted.
+    #[error("`{}` is not a regular file ({kind})", shown(.path))]
+    #[diagnostic(code(not_regular))]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead: `a FIFO`, `a character device`, …
+        kind: &'static str,
+    },
     /// A file could not be read.
-    #[error("cannot read `{path}`: {message}")]
+    #[error("cannot read `{}`: {message}", shown(.path))]
     #[diagnostic(code(unreadable))]
     Unreadable {
         /// The file.
@@ -63,9 +80,56 @@ pub enum LoadError {
         message: String,
     },
     /// A file is too large.
-    #[error("`{0}` is larger than 16 MiB")]
+    #[error("`{}` is larger than {} MiB", shown(.path), .cap / (1024 * 1024))]
     #[diagnostic(code(too_large))]
-    TooLarge(PathBuf),
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The cap, in bytes.
+        cap: u64,
+    },
+    /// A file is not UTF-8 text.
+    #[error("`{}` is not UTF-8 text (invalid byte at offset {offset})", shown(.path))]
+    #[diagnostic(code(not_utf8))]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+    /// The folders hold too many files.
+    #[error("the folders hold more than {0} YAML files")]
+    #[diagnostic(code(too_many_files))]
+    TooManyFiles(usize),
+    /// Folders nest too deep.
+    #[error("`{}` is nested more than {max} folders deep", shown(.path))]
+    #[diagnostic(code(too_deep))]
+    TooDeep {
+        /// The folder.
+        path: PathBuf,
+        /// The limit.
+        max: usize,
+    },
+}
+
+impl LoadError {
+    /// The problem as a diagnostic, for the output formats (`lint --format json`).
+    #[must_use]
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let help = match self {
+            LoadError::NotFound(_) => "give files or folders of YAML policies and manifests",
+            LoadError::NotRegular { .. } => {
+                "policies and manifests are regular files; a device, FIFO or socket is refused"
+            }
+            LoadError::Unreadable { .. } => "check the file's permissions",
+            LoadError::TooLarge { .. } => "split the file; a policy file is at most 16 MiB",
+            LoadError::NotUtf8 { .. } => "save the file as UTF-8",
+            LoadError::TooManyFiles(_) | LoadError::TooDeep { .. } => {
+                "point at the folders that hold the policies and manifests"
+            }
+        };
+        Diagnostic::new(Code::UnreadableFile, self.to_string()).help(help)
+    }
 }
 
 /// The result of loading: diagnostics always, a policy when there was no error.
@@ -77,47 +141,6 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Finds the YAML files under the given paths (folders recursively), sorted.
-///
-/// # Errors
-/// A path does not exist or a folder cannot be read.
-pub fn find_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            walk_dir(p, &mut out)?;
-        } else if p.is_file() {
-            out.push(p.clone());
-        } else {
-            return Err(LoadError::NotFound(p.clone()));
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
-fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| LoadError::Unreadable {
-        path: dir.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            walk_dir(&p, out)?;
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e == "yaml" || e == "yml")
-        {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
 /// Reads and loads files and folders.
 ///
 /// # Errors
@@ -126,17 +149,7 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Loaded, LoadError> {
     let files = find_files(paths)?;
     let mut sources = Vec::new();
     for f in files {
-        let meta = std::fs::metadata(&f).map_err(|e| LoadError::Unreadable {
-            path: f.clone(),
-            message: e.to_string(),
-        })?;
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(LoadError::TooLarge(f));
-        }
-        let text = std::fs::read_to_string(&f).map_err(|e| LoadError::Unreadable {
-            path: f.clone(),
-            message: e.to_string(),
-        })?;
+        let text = read_file(&f)?;
         sources.push(SourceFile::new(&f, text));
     }
     Ok(load_sources(sources))
@@ -375,11 +388,35 @@ fn name_globset<'a>(
 impl Builder {
     fn parse(&mut self, file: &SourceFile) -> Option<Document> {
         let options = serde_saphyr::options! {
-            budget: serde_saphyr::budget! { max_aliases: MAX_ALIASES, max_nodes: MAX_NODES },
+            budget: serde_saphyr::budget! {
+                max_aliases: MAX_ALIASES,
+                max_nodes: MAX_NODES,
+                max_depth: MAX_YAML_DEPTH,
+            },
             with_snippet: false,
+            // A tag (`!!python/object`, `!custom`) means something to other readers:
+            // refused with a word rather than ignored.
+            reject_unsupported_tags: true,
+            reject_tagged_field_names: true,
             // YAML 1.2 booleans only: a parameter named `n`, `y`, `on` or `no` stays a string.
             strict_booleans: true,
         };
+        // `!!binary` is a tag the YAML reader knows and decodes silently into a
+        // string field: refused like the unknown ones.
+        if let Some(offset) = binary_tag(&file.text) {
+            self.diags.push(
+                Diagnostic::new(Code::YamlTag, "unsupported YAML tag `!!binary`")
+                    .at(Location {
+                        file: file.clone(),
+                        span: Span {
+                            offset,
+                            len: "!!binary".len(),
+                        },
+                    })
+                    .help("write the text itself; binary values are not read"),
+            );
+            return None;
+        }
         match serde_saphyr::from_str_with_options::<Document>(&file.text, options) {
             Ok(doc) => Some(doc),
             Err(err) => {
@@ -438,6 +475,38 @@ impl Builder {
     }
 }
 
+/// The offset of a `!!binary` tag outside quotes and comments, if any.
+fn binary_tag(text: &str) -> Option<usize> {
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let (mut single, mut double) = (false, false);
+        let bytes = line.as_bytes();
+        for (i, &c) in bytes.iter().enumerate() {
+            match c {
+                b'\'' if !double => single = !single,
+                b'"' if !single && (i == 0 || bytes[i - 1] != b'\\') => double = !double,
+                b'#' if !single && !double && (i == 0 || bytes[i - 1].is_ascii_whitespace()) => {
+                    break;
+                }
+                b'!' if !single
+                    && !double
+                    && line[i..].starts_with("!!binary")
+                    && (i == 0
+                        || matches!(
+                            bytes[i - 1],
+                            b' ' | b'\t' | b'[' | b'{' | b',' | b'-' | b':'
+                        )) =>
+                {
+                    return Some(line_start + i);
+                }
+                _ => {}
+            }
+        }
+        line_start += line.len();
+    }
+    None
+}
+
 fn strip_env_refs(s: &str) -> String {
     let mut out = String::new();
     let mut rest = s;
@@ -472,6 +541,18 @@ fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
             l.span.len = rest[..len].trim_end().len().max(l.span.len);
             l
         }),
+        // Underline the tag itself: the parser places it at the tagged node.
+        E::UnsupportedTag { tag, .. } | E::TaggedStructFieldName { tag, .. } => {
+            location.map(|mut l| {
+                let before = l.file.text.get(..l.span.offset).unwrap_or("");
+                let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+                if let Some(i) = before[line_start..].rfind(tag.as_str()) {
+                    l.span.offset = line_start + i;
+                    l.span.len = tag.len();
+                }
+                l
+            })
+        }
         _ => location,
     };
     let (code, message, help) = match err {
@@ -522,16 +603,84 @@ fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
             },
             "a key may appear once per mapping; YAML parsers disagree on which copy wins".into(),
         ),
-        E::Budget { .. }
-        | E::AliasExpansionLimitExceeded { .. }
+        E::Budget { breach, .. } => {
+            use serde_saphyr::budget::BudgetBreach as B;
+            let (what, help) = match breach {
+                B::Depth { .. } => (
+                    format!("the file nests mappings and sequences deeper than {MAX_YAML_DEPTH} levels"),
+                    "flatten the structure; no policy needs this depth".to_string(),
+                ),
+                B::Aliases { .. } | B::Anchors { .. } => (
+                    format!("the file uses more than {MAX_ALIASES} aliases"),
+                    "write the values out or split the file; an alias expansion bomb is refused".to_string(),
+                ),
+                B::Nodes { .. } => (
+                    format!("the file has more than {MAX_NODES} nodes"),
+                    "split the file; an alias expansion bomb is refused".to_string(),
+                ),
+                B::Documents { .. } => (
+                    "the file holds too many YAML documents".to_string(),
+                    "one document per file".to_string(),
+                ),
+                _ => (
+                    "the file exceeds the YAML parsing budget".to_string(),
+                    format!(
+                        "at most {MAX_ALIASES} aliases, {MAX_NODES} nodes and {MAX_YAML_DEPTH} levels per file"
+                    ),
+                ),
+            };
+            (Code::YamlBudget, what, help)
+        }
+        E::AliasExpansionLimitExceeded { .. }
         | E::AliasReplayLimitExceeded { .. }
         | E::AliasReplayStackDepthExceeded { .. }
         | E::AliasReplayCounterOverflow { .. } => (
             Code::YamlBudget,
-            "the file exceeds the YAML alias and node budget".to_string(),
+            "the file exceeds the YAML alias budget".to_string(),
             format!(
                 "at most {MAX_ALIASES} aliases and {MAX_NODES} nodes per file; an alias expansion bomb is refused"
             ),
+        ),
+        E::UnsupportedTag { tag, .. } | E::TaggedStructFieldName { tag, .. } => (
+            Code::YamlTag,
+            format!("unsupported YAML tag `{tag}`"),
+            "remove the tag; only the core tags (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!seq`, `!!map`) are read".to_string(),
+        ),
+        E::InvalidBinaryBase64 { .. }
+        | E::BinaryNotUtf8 { .. }
+        | E::BytesNotSupportedMissingBinaryTag { .. } => (
+            Code::YamlTag,
+            "unsupported YAML tag `!!binary`".to_string(),
+            "write the text itself; binary values are not read".to_string(),
+        ),
+        E::MultipleDocuments { .. } => (
+            Code::YamlSyntax,
+            "the file holds more than one YAML document".to_string(),
+            "one document per file: split it where `---` starts the next".to_string(),
+        ),
+        E::SerdeInvalidLength { len, expected, .. } => (
+            Code::InvalidType,
+            format!("{len} items where {expected} were expected"),
+            "give the number of items expected here".to_string(),
+        ),
+        E::InvalidScalar { ty, .. } => {
+            let what = match *ty {
+                "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64"
+                | "isize" | "u128" | "i128" => "a whole number in range",
+                "f32" | "f64" => "a number",
+                "bool" => "`true` or `false`",
+                _ => "a value of the expected type",
+            };
+            (
+                Code::InvalidValue,
+                format!("not {what}"),
+                format!("write {what} here"),
+            )
+        }
+        E::NonFiniteFloat { .. } => (
+            Code::InvalidValue,
+            "not a finite number".to_string(),
+            "`.nan` and `.inf` are not accepted".to_string(),
         ),
         other => {
             let text = other.to_string();
@@ -541,6 +690,12 @@ fn yaml_diagnostic(file: &SourceFile, err: &serde_saphyr::Error) -> Diagnostic {
                 .next()
                 .unwrap_or(&first)
                 .to_string();
+            // Text from the parser may name its own API; keep it out of the message.
+            let first = if first.contains("from_str") || first.contains("serde") {
+                "invalid YAML".to_string()
+            } else {
+                first
+            };
             (
                 Code::YamlSyntax,
                 lowercase_first(&first),

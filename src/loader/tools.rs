@@ -102,6 +102,8 @@ impl Builder {
                         ExprErrorKind::InvalidGlob => Code::InvalidGlob,
                         ExprErrorKind::InvalidRegex => Code::InvalidRegex,
                         ExprErrorKind::UnknownList => Code::UnknownList,
+                        ExprErrorKind::TooLarge => Code::CelTooLarge,
+                        ExprErrorKind::Cost => Code::CelCost,
                     };
                     let help = match e.kind {
                         ExprErrorKind::Syntax => "check the CEL syntax near the marked position; strings in CEL use double quotes inside a single-quoted YAML value".to_string(),
@@ -122,6 +124,8 @@ impl Builder {
                             }
                         }
                         ExprErrorKind::InvalidGlob => "`*` stays in one path segment, `**` crosses them; escape literal metacharacters with `[...]`".to_string(),
+                        ExprErrorKind::TooLarge => "split the condition into several rules, or move long literal lists under `lists:`".to_string(),
+                        ExprErrorKind::Cost => "iterate over `lists:` or a single argument rather than nesting comprehensions over call arguments, and compare strings rather than building them".to_string(),
                         ExprErrorKind::InvalidRegex => "the syntax is RE2's (Rust `regex` crate); escape backslashes once for CEL".to_string(),
                     };
                     self.diags.push(
