@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use zero_policy::diagnostic::SourceFile;
 use zero_policy::dispatch::{Call, Session};
 use zero_policy::loader;
+use zero_policy::model::Decision;
 use zero_policy::registry::Registry;
 
 fn session() -> Session {
@@ -167,9 +168,376 @@ fn generated_calls(tools: usize) -> Vec<Call> {
         .collect()
 }
 
+// ---- the issue's workload: 200 tools, 1,000 rules (~50 per tool), 10,000 calls ----
+
+const W_TOOLS: usize = 200;
+const W_RULES: usize = 1_000;
+const W_GROUPS: usize = 20;
+
+/// One rule's condition, as data: rendered as CEL for zero-policy and checked
+/// by hand for the native decider.
+#[derive(Clone)]
+enum Cond {
+    /// `glob("/data/R/**", args.path)`
+    Glob(String, globset::GlobMatcher),
+    /// `args.command.contains("danger-R") || args.path.startsWith("/srv/R/")`
+    ContainsOrPrefix(String, String),
+    /// `args.command.matches("^rm\\s+-rf\\s+/xR\\b")`
+    Regex(String, regex::Regex),
+    /// `args.user in ["uR", "vR", "adminR"]`
+    InList(Vec<String>),
+    /// `session.mode == "plan" && args.n > R`
+    Session(i64),
+}
+
+impl Cond {
+    fn cel(&self) -> String {
+        match self {
+            Cond::Glob(g, _) => format!("glob(\"{g}\", args.path)"),
+            Cond::ContainsOrPrefix(c, p) => {
+                format!("args.command.contains(\"{c}\") || args.path.startsWith(\"{p}\")")
+            }
+            Cond::Regex(r, _) => format!("args.command.matches(\"{}\")", r.replace('\\', "\\\\")),
+            Cond::InList(items) => format!(
+                "args.user in [{}]",
+                items
+                    .iter()
+                    .map(|i| format!("\"{i}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Cond::Session(n) => format!("session.mode == \"plan\" && args.n > {n}"),
+        }
+    }
+
+    fn check(&self, a: &NativeArgs, mode: &str) -> bool {
+        match self {
+            Cond::Glob(_, m) => m.is_match(&a.path),
+            Cond::ContainsOrPrefix(c, p) => {
+                a.command.contains(c.as_str()) || a.path.starts_with(p.as_str())
+            }
+            Cond::Regex(_, r) => r.is_match(&a.command),
+            Cond::InList(items) => items.contains(&a.user),
+            Cond::Session(n) => mode == "plan" && a.n > *n,
+        }
+    }
+}
+
+struct WRule {
+    id: String,
+    relax: bool,
+    deny: bool,
+    group: usize,
+    cond: Cond,
+}
+
+fn workload_rules() -> Vec<WRule> {
+    (0..W_RULES)
+        .map(|r| {
+            let cond = match r % 5 {
+                0 => {
+                    let g = format!("/data/{r}/**");
+                    let m = globset::GlobBuilder::new(&g)
+                        .literal_separator(true)
+                        .build()
+                        .unwrap()
+                        .compile_matcher();
+                    Cond::Glob(g, m)
+                }
+                1 => Cond::ContainsOrPrefix(format!("danger-{r}"), format!("/srv/{r}/")),
+                2 => {
+                    let re = format!("^rm\\s+-rf\\s+/x{r}\\b");
+                    Cond::Regex(re.clone(), regex::Regex::new(&re).unwrap())
+                }
+                3 => Cond::InList(vec![format!("u{r}"), format!("v{r}"), format!("admin{r}")]),
+                _ => Cond::Session(r as i64),
+            };
+            WRule {
+                id: format!("r{r:04}"),
+                relax: r % 10 == 7,
+                deny: r % 2 == 0,
+                group: r % W_GROUPS,
+                cond,
+            }
+        })
+        .collect()
+}
+
+fn workload_files(rules: &[WRule]) -> Vec<SourceFile> {
+    let mut manifest = String::from("version: 1\ntools:\n");
+    for i in 0..W_TOOLS {
+        let perm = if i % 3 == 0 { "allow" } else { "prompt" };
+        writeln!(
+            manifest,
+            "  - name: t{i}_g{}\n    description: generated tool {i}\n    scope: write\n    parameters:\n      type: object\n      properties:\n        path: {{type: string}}\n        command: {{type: string}}\n        user: {{type: string}}\n        n: {{type: integer}}\n      required: [path, command, user, n]\n    safety: {{side_effect: write, permission: {perm}, reason: generated}}",
+            i % W_GROUPS
+        )
+        .unwrap();
+    }
+    let mut policy = String::from("version: 1\nrules:\n");
+    let mut relax = String::from("relax:\n");
+    for r in rules {
+        let glob = format!("t*_g{}", r.group);
+        let when = r.cond.cel().replace('\'', "\'\'");
+        if r.relax {
+            writeln!(
+                relax,
+                "  - id: {}\n    tools: [\"{glob}\"]\n    when: '{when}'\n    reason: generated",
+                r.id
+            )
+            .unwrap();
+        } else {
+            let action = if r.deny { "deny" } else { "prompt" };
+            writeln!(policy, "  - id: {}\n    tools: [\"{glob}\"]\n    when: '{when}'\n    action: {action}\n    reason: generated", r.id).unwrap();
+        }
+    }
+    policy.push_str(&relax);
+    vec![
+        SourceFile::new(&PathBuf::from("work/manifest.yaml"), manifest),
+        SourceFile::new(&PathBuf::from("work/policy.yaml"), policy),
+    ]
+}
+
+struct NativeArgs {
+    path: String,
+    command: String,
+    user: String,
+    n: i64,
+}
+
+/// The hand-written decider of the same rules: per tool its rules, plain loops.
+struct Native {
+    /// Per tool: (static permission is prompt, allow?; relax rules; sandbox rules).
+    tools: Vec<(bool, bool, Vec<usize>, Vec<usize>)>,
+    rules: Vec<WRule>,
+}
+
+impl Native {
+    fn new(rules: Vec<WRule>) -> Native {
+        let tools = (0..W_TOOLS)
+            .map(|i| {
+                let g = i % W_GROUPS;
+                let mine = |relax: bool| {
+                    rules
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| r.group == g && r.relax == relax)
+                        .map(|(k, _)| k)
+                        .collect::<Vec<_>>()
+                };
+                (i % 3 != 0, i % 3 == 0, mine(true), mine(false))
+            })
+            .collect();
+        Native { tools, rules }
+    }
+
+    /// (decision, matched ids sorted)
+    fn decide(&self, tool: usize, a: &NativeArgs, mode: &str) -> (Decision, Vec<&str>) {
+        let (prompt, _, relax, sandbox) = &self.tools[tool];
+        let mut matched = Vec::new();
+        let mut decision = if *prompt {
+            Decision::Prompt
+        } else {
+            Decision::Allow
+        };
+        if *prompt {
+            for &k in relax {
+                if self.rules[k].cond.check(a, mode) {
+                    matched.push(self.rules[k].id.as_str());
+                }
+            }
+            if !matched.is_empty() {
+                decision = Decision::Allow;
+            }
+        }
+        for &k in sandbox {
+            let r = &self.rules[k];
+            if r.cond.check(a, mode) {
+                matched.push(r.id.as_str());
+                let action = if r.deny {
+                    Decision::Deny
+                } else {
+                    Decision::Prompt
+                };
+                decision = decision.max(action);
+            }
+        }
+        matched.sort_unstable();
+        (decision, matched)
+    }
+}
+
+/// 10,000 calls: each tool, arguments that hit some of its rules and miss most.
+fn workload_calls() -> Vec<(usize, NativeArgs, &'static str)> {
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    (0..10_000)
+        .map(|_| {
+            let tool = next(W_TOOLS as u64) as usize;
+            let r = next(W_RULES as u64 + 200);
+            let path = match next(3) {
+                0 => format!("/data/{r}/file.txt"),
+                1 => format!("/srv/{r}/x"),
+                _ => format!("/home/dev/project/src/{r}.rs"),
+            };
+            let command = match next(3) {
+                0 => format!("rm -rf /x{r}"),
+                1 => format!("make danger-{r}"),
+                _ => "cargo build".to_string(),
+            };
+            let user = match next(3) {
+                0 => format!("u{r}"),
+                1 => format!("admin{}", next(W_RULES as u64)),
+                _ => "dev".to_string(),
+            };
+            let mode = if next(4) == 0 { "plan" } else { "ask" };
+            (
+                tool,
+                NativeArgs {
+                    path,
+                    command,
+                    user,
+                    n: next(1200) as i64,
+                },
+                mode,
+            )
+        })
+        .collect()
+}
+
+fn stats(mut times: Vec<Duration>) -> (f64, f64) {
+    times.sort();
+    let n = times.len();
+    (
+        times[n / 2].as_secs_f64() * 1e6,
+        times[(n * 99 / 100).min(n - 1)].as_secs_f64() * 1e6,
+    )
+}
+
+fn workload(quick: bool) {
+    let rules = workload_rules();
+    let files = workload_files(&rules);
+    let t = Instant::now();
+    let loaded = loader::load_sources(files);
+    let policy = loaded
+        .policy
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics.first()));
+    let registry = Registry::new(&policy).unwrap();
+    let load = t.elapsed();
+    let native = Native::new(rules);
+    let calls = workload_calls();
+    let zp_calls: Vec<Call> = calls
+        .iter()
+        .map(|(tool, a, mode)| {
+            let mut c = call(
+                &format!("t{tool}_g{}", tool % W_GROUPS),
+                serde_json::json!({"path": a.path, "command": a.command, "user": a.user, "n": a.n}),
+            );
+            c.session.mode = (*mode).to_string();
+            c
+        })
+        .collect();
+    // The deciders agree on every call before anything is timed.
+    let mut hits = 0;
+    for ((tool, a, mode), c) in calls.iter().zip(&zp_calls) {
+        let (d, ids) = native.decide(*tool, a, mode);
+        let ev = registry.evaluate(c);
+        assert!(ev.errors.is_empty(), "{:?}", ev.errors);
+        let zp_ids: Vec<&str> = ev.matched.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!((ev.decision, &zp_ids), (d, &ids), "{c:?}");
+        zero_policy::cel::set_planned(false);
+        let reference = registry.evaluate(c);
+        zero_policy::cel::set_planned(true);
+        assert_eq!(reference, ev, "{c:?}");
+        hits += ids.len();
+    }
+    println!(
+        "workload: {W_TOOLS} tools, {W_RULES} rules, {} calls ({hits} rule matches); all deciders agree; load+registry {:.1} ms",
+        calls.len(),
+        load.as_secs_f64() * 1e3
+    );
+    let rounds = if quick { 1 } else { 3 };
+    let mut native_t = Vec::new();
+    let mut planned_t = Vec::new();
+    let mut crate_t = Vec::new();
+    for _ in 0..rounds {
+        for ((tool, a, mode), c) in calls.iter().zip(&zp_calls) {
+            let t = Instant::now();
+            std::hint::black_box(native.decide(*tool, a, mode));
+            native_t.push(t.elapsed());
+            let t = Instant::now();
+            std::hint::black_box(registry.evaluate(c));
+            planned_t.push(t.elapsed());
+        }
+        zero_policy::cel::set_planned(false);
+        for c in &zp_calls {
+            let t = Instant::now();
+            std::hint::black_box(registry.evaluate(c));
+            crate_t.push(t.elapsed());
+        }
+        zero_policy::cel::set_planned(true);
+    }
+    let (nm, np) = stats(native_t);
+    let (pm, pp) = stats(planned_t);
+    let (cm, cp) = stats(crate_t);
+    println!(
+        "{:<44} median {nm:>8.2} µs   p99 {np:>8.2} µs",
+        "  native Rust decider"
+    );
+    println!(
+        "{:<44} median {pm:>8.2} µs   p99 {pp:>8.2} µs",
+        "  zero-policy, planned (after)"
+    );
+    println!(
+        "{:<44} median {cm:>8.2} µs   p99 {cp:>8.2} µs",
+        "  zero-policy, cel crate only (before)"
+    );
+    println!(
+        "  ratios: planned/native {:.2}×   cel-crate/native {:.2}×   cel-crate/planned {:.2}×",
+        pm / nm,
+        cm / nm,
+        cm / pm
+    );
+}
+
+/// The shipped files, planned against the `cel` crate's walk, in one run.
+fn shipped_before_after(rounds: usize) {
+    let registry = shipped();
+    let calls = shipped_calls();
+    for c in &calls {
+        let planned = registry.evaluate(c);
+        zero_policy::cel::set_planned(false);
+        let reference = registry.evaluate(c);
+        zero_policy::cel::set_planned(true);
+        assert_eq!(planned, reference, "{c:?}");
+    }
+    let planned = measure(&registry, &calls, rounds);
+    zero_policy::cel::set_planned(false);
+    let reference = measure(&registry, &calls, rounds);
+    zero_policy::cel::set_planned(true);
+    let (pm, pp) = stats(planned);
+    let (cm, cp) = stats(reference);
+    println!(
+        "{:<44} median {pm:>8.2} µs   p99 {pp:>8.2} µs",
+        "  shipped, planned (after)"
+    );
+    println!(
+        "{:<44} median {cm:>8.2} µs   p99 {cp:>8.2} µs",
+        "  shipped, cel crate only (before)"
+    );
+    println!("  ratio cel-crate/planned {:.2}×", cm / pm);
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let rounds = if quick { 200 } else { 2_000 };
+    workload(quick);
+    shipped_before_after(rounds / 4);
 
     let registry = shipped();
     report(

@@ -403,9 +403,8 @@ impl Registry {
 
         let mut vars = call.session.to_cel();
         vars.tool = tool.cel_value.clone();
-        vars.args = ::cel::to_value(&call.args).unwrap_or(::cel::Value::Null);
         cel::functions::begin_call();
-        let mut scope = cel::Scope::new(&self.root, &vars);
+        let mut scope = cel::Scope::with_json_args(&self.root, &vars, &call.args);
         let mut matched = Vec::new();
         let mut errors = Vec::new();
 

@@ -231,6 +231,8 @@ pub struct Registry {
     commands: Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>,
     catalog: std::sync::OnceLock<Arc<Catalog>>,
     rules: Vec<Arc<Rule>>,
+    /// The rules by the tool names they name: built once, read per tool.
+    rule_index: RuleIndex,
     settings: Settings,
     servers: Vec<ServerDef>,
     skipped: Vec<SkippedServer>,
@@ -245,6 +247,56 @@ impl std::fmt::Debug for Registry {
             .field("tools", &self.tools.len())
             .field("rules", &self.rules.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// The rules' `tools:` patterns, indexed once for the registry: exact names
+/// in a map, every glob in one set, so a tool's rules are found without
+/// matching each rule's patterns against it.
+#[derive(Debug, Default)]
+struct RuleIndex {
+    exact: HashMap<String, Vec<usize>>,
+    globs: globset::GlobSet,
+    /// The rule of each glob of `globs`.
+    glob_rule: Vec<usize>,
+}
+
+impl RuleIndex {
+    fn new(rules: &[Arc<Rule>]) -> RuleIndex {
+        let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut builder = globset::GlobSetBuilder::new();
+        let mut glob_rule = Vec::new();
+        for (k, rule) in rules.iter().enumerate() {
+            for (pattern, _) in &rule.tool_patterns {
+                if !pattern.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+                    exact.entry(pattern.clone()).or_default().push(k);
+                } else if let Ok(g) = globset::Glob::new(pattern) {
+                    builder.add(g);
+                    glob_rule.push(k);
+                }
+            }
+        }
+        RuleIndex {
+            exact,
+            globs: builder
+                .build()
+                .unwrap_or_else(|_| globset::GlobSet::empty()),
+            glob_rule,
+        }
+    }
+
+    /// The positions of the rules that may name `tool`, in rule order.
+    fn candidates(&self, tool: &str) -> Vec<usize> {
+        let mut hits: Vec<usize> = self.exact.get(tool).cloned().unwrap_or_default();
+        hits.extend(
+            self.globs
+                .matches(tool)
+                .into_iter()
+                .map(|i| self.glob_rule[i]),
+        );
+        hits.sort_unstable();
+        hits.dedup();
+        hits
     }
 }
 
@@ -355,6 +407,7 @@ impl Registry {
             index: HashMap::new(),
             commands: policy.commands.clone(),
             catalog: std::sync::OnceLock::new(),
+            rule_index: RuleIndex::new(&policy.rules),
             rules: policy.rules.clone(),
             settings: policy.settings.clone(),
             servers: policy.servers.clone(),
@@ -436,7 +489,9 @@ impl Registry {
         let mut relax = Vec::new();
         let mut sandbox = Vec::new();
         let mut skipped_relax = Vec::new();
-        for rule in &self.rules {
+        for k in self.rule_index.candidates(&t.name) {
+            let rule = &self.rules[k];
+            // The index finds candidates; each rule's own patterns decide.
             if !rule.tools.is_match(&t.name) {
                 continue;
             }

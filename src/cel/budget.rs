@@ -318,6 +318,36 @@ impl Sizes {
             bytes: bytes as f64,
         }
     }
+
+    /// [`Sizes::measure`] of a JSON value, as it would be once converted.
+    #[must_use]
+    pub fn measure_json(v: &serde_json::Value) -> Sizes {
+        let mut items = 0usize;
+        let mut bytes = 0usize;
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            bytes += 8;
+            match v {
+                serde_json::Value::Array(l) => {
+                    items = items.max(l.len());
+                    stack.extend(l.iter());
+                }
+                serde_json::Value::Object(m) => {
+                    items = items.max(m.len());
+                    for (k, v) in m {
+                        bytes += k.len();
+                        stack.push(v);
+                    }
+                }
+                serde_json::Value::String(s) => bytes += s.len(),
+                _ => {}
+            }
+        }
+        Sizes {
+            items: items as f64,
+            bytes: bytes as f64,
+        }
+    }
 }
 
 /// The estimate of one expression.

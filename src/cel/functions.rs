@@ -91,6 +91,30 @@ impl PatternCache {
         Ok(())
     }
 
+    /// A glob compiled at load.
+    pub(crate) fn glob(&self, pattern: &str) -> Option<&GlobMatcher> {
+        self.globs.get(pattern)
+    }
+
+    /// A regex compiled at load.
+    pub(crate) fn regex(&self, pattern: &str) -> Option<&Regex> {
+        self.regexes.get(pattern)
+    }
+
+    /// The compiled glob list of these items for a plan: from the load, or
+    /// compiled now; `None` if a glob does not compile.
+    pub(crate) fn glob_list_for_plan(
+        &self,
+        items: &[String],
+        case_insensitive: bool,
+    ) -> Option<Arc<PathGlobs>> {
+        let key = glob_list_key(items, case_insensitive);
+        if let Some(hit) = self.glob_lists.get(&key) {
+            return Some(Arc::clone(hit));
+        }
+        PathGlobs::new(items, case_insensitive).ok().map(Arc::new)
+    }
+
     /// The compiled glob list of these items: from the load, or compiled now.
     fn glob_list(
         &self,
@@ -101,23 +125,7 @@ impl PatternCache {
         if let Some(hit) = self.glob_lists.get(&key) {
             return Ok(Arc::clone(hit));
         }
-        if let Some(hit) = RUNTIME_LISTS.with(|c| {
-            c.borrow()
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, v)| Arc::clone(v))
-        }) {
-            return Ok(hit);
-        }
-        let set = Arc::new(PathGlobs::new(items, case_insensitive)?);
-        RUNTIME_LISTS.with(|c| {
-            let mut c = c.borrow_mut();
-            if c.len() >= RUNTIME_GLOB_LISTS {
-                c.remove(0);
-            }
-            c.push((key, Arc::clone(&set)));
-        });
-        Ok(set)
+        runtime_glob_list_keyed(key, items, case_insensitive)
     }
 
     /// Compiles a regex and keeps it.
@@ -131,6 +139,45 @@ impl PatternCache {
         }
         Ok(())
     }
+}
+
+/// A glob list not known at load, compiled on first use and kept per thread.
+///
+/// # Errors
+/// A glob that does not compile.
+pub(crate) fn runtime_glob_list(
+    items: &[String],
+    case_insensitive: bool,
+) -> Result<Arc<PathGlobs>, GlobError> {
+    runtime_glob_list_keyed(
+        glob_list_key(items, case_insensitive),
+        items,
+        case_insensitive,
+    )
+}
+
+fn runtime_glob_list_keyed(
+    key: String,
+    items: &[String],
+    case_insensitive: bool,
+) -> Result<Arc<PathGlobs>, GlobError> {
+    if let Some(hit) = RUNTIME_LISTS.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| Arc::clone(v))
+    }) {
+        return Ok(hit);
+    }
+    let set = Arc::new(PathGlobs::new(items, case_insensitive)?);
+    RUNTIME_LISTS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= RUNTIME_GLOB_LISTS {
+            c.remove(0);
+        }
+        c.push((key, Arc::clone(&set)));
+    });
+    Ok(set)
 }
 
 /// Compiles a glob for paths: `*` stays inside one segment, `**` crosses them.
@@ -207,7 +254,7 @@ pub fn begin_call() {
 }
 
 /// `shell_commands` as a CEL list, memoised per thread (a pure function of the script).
-fn parsed_shell(script: &Arc<String>) -> ShellResult {
+pub(crate) fn parsed_shell(script: &Arc<String>) -> ShellResult {
     if let Some(hit) = SHELL_CACHE.with(|c| {
         c.borrow()
             .iter()

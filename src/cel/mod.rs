@@ -8,9 +8,12 @@
 
 pub mod budget;
 pub mod functions;
+pub mod plan;
 
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 use cel::{Context, Env, ExecutionError, Program, Value};
@@ -138,9 +141,18 @@ pub struct Expression {
     pub lists: Vec<String>,
     /// The lists the cost estimate reads, for estimating again at run time.
     list_sizes: std::collections::BTreeMap<String, Vec<String>>,
+    /// The planned form, or why the `cel` crate evaluates it instead.
+    plan: Result<plan::Plan, String>,
 }
 
 impl Expression {
+    /// `None` when the expression is planned; otherwise why the `cel` crate
+    /// evaluates it (a construct the planner does not know).
+    #[must_use]
+    pub fn not_planned(&self) -> Option<&str> {
+        self.plan.as_ref().err().map(String::as_str)
+    }
+
     /// Whether it is a literal (`true`, `"x"`, `[…]`) rather than a computation.
     #[must_use]
     pub fn literal_kind(&self) -> Option<&'static str> {
@@ -410,8 +422,17 @@ impl CelEnv {
                 }
             })
             .collect();
+        let plan = plan::plan(
+            program.expression(),
+            &plan::PlanCtx {
+                cache,
+                lists: cx.lists,
+                case_insensitive: cx.case_insensitive,
+            },
+        );
         Ok(Expression {
             source: source.to_string(),
+            plan,
             program,
             arg_reads,
             guarded: walk.guarded,
@@ -454,9 +475,26 @@ pub struct Vars {
     pub workspace: Value,
 }
 
+/// Whether expressions run planned (the default) or only through the `cel`
+/// crate (for benchmarks and the differential test: the reference path).
+static PLANNED: AtomicBool = AtomicBool::new(true);
+
+/// Chooses the planned evaluator (`true`, the default) or the `cel` crate's
+/// tree walk for every expression of this process: the reference the planner
+/// is checked against, kept for side-by-side measurement.
+pub fn set_planned(on: bool) {
+    PLANNED.store(on, Ordering::Relaxed);
+}
+
 /// Evaluates expressions for one call: the variables are bound once.
+///
+/// Planned expressions read the variables directly; the `cel` crate's context
+/// is built only if an expression is not planned or fails (the crate words
+/// the error).
 pub struct Scope<'r> {
-    ctx: Context<'r, 'static>,
+    root: &'r Context<'static, 'static>,
+    frame: plan::Frame<'r>,
+    ctx: OnceCell<Context<'r, 'static>>,
     /// The sizes of the bound values, for the run-time cost bound.
     sizes: budget::Inputs,
 }
@@ -464,26 +502,82 @@ pub struct Scope<'r> {
 impl<'r> Scope<'r> {
     /// Binds the call's variables under a root context.
     #[must_use]
-    pub fn new(root: &'r Context<'static, 'static>, vars: &Vars) -> Scope<'r> {
-        let mut ctx = root.new_inner_scope();
-        ctx.add_variable_from_value("tool", vars.tool.clone());
-        ctx.add_variable_from_value("args", vars.args.clone());
-        ctx.add_variable_from_value("session", vars.session.clone());
-        ctx.add_variable_from_value(functions::WORKSPACE_VAR, vars.workspace.clone());
+    pub fn new(root: &'r Context<'static, 'static>, vars: &'r Vars) -> Scope<'r> {
+        Scope::with_args(root, vars, plan::Args::Cel(&vars.args))
+    }
+
+    /// As [`Scope::new`], with `args` read from the call's JSON: only the keys
+    /// an expression reads are converted (`vars.args` is not read).
+    #[must_use]
+    pub fn with_json_args(
+        root: &'r Context<'static, 'static>,
+        vars: &'r Vars,
+        args: &'r serde_json::Value,
+    ) -> Scope<'r> {
+        Scope::with_args(root, vars, plan::Args::Json(args))
+    }
+
+    fn with_args(
+        root: &'r Context<'static, 'static>,
+        vars: &'r Vars,
+        args: plan::Args<'r>,
+    ) -> Scope<'r> {
         let sizes = budget::Inputs {
             tool: budget::Sizes::measure(&vars.tool),
-            args: budget::Sizes::measure(&vars.args),
+            args: match args {
+                plan::Args::Cel(v) => budget::Sizes::measure(v),
+                plan::Args::Json(j) => budget::Sizes::measure_json(j),
+            },
             session: budget::Sizes::measure(&vars.session)
                 .max(budget::Sizes::measure(&vars.workspace)),
             call: budget::Sizes::ZERO,
         };
-        Scope { ctx, sizes }
+        Scope {
+            root,
+            frame: plan::Frame::new(&vars.tool, &vars.session, &vars.workspace, args),
+            ctx: OnceCell::new(),
+            sizes,
+        }
     }
 
     /// Binds `call`, the call's effects.
     pub fn bind_call(&mut self, call: Value) {
         self.sizes.call = budget::Sizes::measure(&call);
-        self.ctx.add_variable_from_value("call", call);
+        if let Some(ctx) = self.ctx.get_mut() {
+            ctx.add_variable_from_value("call", call.clone());
+        }
+        self.frame.call = Some(call);
+    }
+
+    /// The `cel` crate's context for this call, built on first use.
+    fn cel_ctx(&self) -> &Context<'r, 'static> {
+        self.ctx.get_or_init(|| {
+            let mut ctx = self.root.new_inner_scope();
+            ctx.add_variable_from_value("tool", self.frame.tool.clone());
+            ctx.add_variable_from_value("args", self.frame.args_value());
+            ctx.add_variable_from_value("session", self.frame.session.clone());
+            ctx.add_variable_from_value(functions::WORKSPACE_VAR, self.frame.workspace.clone());
+            if let Some(call) = &self.frame.call {
+                ctx.add_variable_from_value("call", call.clone());
+            }
+            ctx
+        })
+    }
+
+    /// Evaluates an expression with the `cel` crate alone: the reference.
+    ///
+    /// # Errors
+    /// A run-time error.
+    pub fn eval_reference(&self, expr: &Expression) -> Result<Value, String> {
+        expr.program
+            .execute(self.cel_ctx())
+            .map_err(|e| describe_error(&e))
+    }
+
+    /// Evaluates an expression with the planned evaluator alone; `None` if it
+    /// is not planned.
+    pub fn eval_planned(&self, expr: &Expression) -> Option<Result<Value, plan::Fail>> {
+        expr.plan.as_ref().ok().map(|p| p.eval(&self.frame))
     }
 
     /// The run-time cost bound: a call within the sizes the load-time estimate
@@ -508,12 +602,18 @@ impl<'r> Scope<'r> {
     /// Evaluates an expression to any value.
     ///
     /// # Errors
-    /// A run-time error.
+    /// A run-time error, or the evaluation budget exceeded.
     pub fn eval(&self, expr: &Expression) -> Result<Value, String> {
         self.within_budget(expr)?;
-        expr.program
-            .execute(&self.ctx)
-            .map_err(|e| describe_error(&e))
+        match &expr.plan {
+            Ok(p) if PLANNED.load(Ordering::Relaxed) => match p.eval(&self.frame) {
+                Ok(v) => Ok(v),
+                Err(plan::Fail::Budget(why)) => Err(why.to_string()),
+                // Off the success path: the crate gives the error its words.
+                Err(plan::Fail::Error | plan::Fail::Fallback) => self.eval_reference(expr),
+            },
+            _ => self.eval_reference(expr),
+        }
     }
 
     /// Evaluates a condition; anything but `true`/`false` is an error.
@@ -521,14 +621,12 @@ impl<'r> Scope<'r> {
     /// # Errors
     /// A run-time error, or a result that is not a bool.
     pub fn eval_bool(&self, expr: &Expression) -> Result<bool, String> {
-        self.within_budget(expr)?;
-        match expr.program.execute(&self.ctx) {
-            Ok(Value::Bool(b)) => Ok(b),
-            Ok(other) => Err(format!(
+        match self.eval(expr)? {
+            Value::Bool(b) => Ok(b),
+            other => Err(format!(
                 "the expression gave {}, not a bool",
                 describe_value(&other)
             )),
-            Err(e) => Err(describe_error(&e)),
         }
     }
 }

@@ -230,3 +230,70 @@ fn arg_reads_are_recorded_with_guards() {
     assert!(expr.guarded.contains("path"));
     assert!(!expr.guarded.contains("mode"));
 }
+
+#[test]
+fn the_step_budget_fails_closed() {
+    // 100 × 100 × 100 iterations: more steps than the budget allows.
+    let hundred = (1..=100)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let src = format!("[{hundred}].all(a, [{hundred}].all(b, [{hundred}].all(c, a + b + c > 0)))");
+    let err = eval(&src, serde_json::json!({})).unwrap_err();
+    assert!(
+        err.contains("more steps than the evaluation budget"),
+        "{err}"
+    );
+    // The same shape, small, is evaluated.
+    assert_eq!(
+        eval(
+            "[1, 2].all(a, [3].all(b, a + b > 0))",
+            serde_json::json!({})
+        ),
+        Ok(true)
+    );
+}
+
+#[test]
+fn the_size_budget_fails_closed() {
+    let big = "x".repeat(plan::MAX_STRING / 2 + 1);
+    let err = eval(
+        "(args.s + args.s).size() > 0",
+        serde_json::json!({"s": big}),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("a string longer than the evaluation budget"),
+        "{err}"
+    );
+    let err = eval(
+        "(args.l + args.l).size() > 0",
+        serde_json::json!({"l": vec![1; plan::MAX_LIST / 2 + 1]}),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("a list longer than the evaluation budget"),
+        "{err}"
+    );
+    assert_eq!(
+        eval(
+            "(args.s + args.s).size() == 4",
+            serde_json::json!({"s": "ab"})
+        ),
+        Ok(true)
+    );
+}
+
+#[test]
+fn planned_and_not_planned_expressions_are_told_apart() {
+    let env = CelEnv::new();
+    let mut cache = PatternCache::default();
+    let planned = env
+        .compile("args.path.startsWith(\"/tmp\")", &mut cache, &cx())
+        .unwrap();
+    assert_eq!(planned.not_planned(), None);
+    let not = env.compile("{\"a\": 1}.a == 1", &mut cache, &cx()).unwrap();
+    assert_eq!(not.not_planned(), Some("map literals"));
+    // Either way the value is the same.
+    assert_eq!(eval("{\"a\": 1}.a == 1", serde_json::json!({})), Ok(true));
+}

@@ -20,6 +20,9 @@ pub struct Args {
     /// Fail (exit 1) on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Also say how each expression is evaluated: planned, or by the `cel` crate and why.
+    #[arg(long)]
+    pub verbose: bool,
     /// Print what a diagnostic code means and how to fix it, then exit.
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
@@ -107,6 +110,29 @@ pub fn run(args: &Args) -> u8 {
                 ));
             }
             output::diagnostics_human(&diags);
+            if let Some(policy) = &loaded.policy {
+                let rules: Vec<_> = policy.all_rules().collect();
+                let fallback: Vec<_> = rules
+                    .iter()
+                    .filter_map(|r| r.when.not_planned().map(|why| (r, why)))
+                    .collect();
+                if args.verbose {
+                    for (r, why) in &fallback {
+                        output::stderr(&format!(
+                            "note: rule `{}` ({}:{}) is evaluated by the cel crate, not planned: {why}\n",
+                            r.id,
+                            r.origin.file.name,
+                            r.origin.line()
+                        ));
+                    }
+                    output::stderr(&format!(
+                        "{} of {} rules planned, {} evaluated by the cel crate\n",
+                        rules.len() - fallback.len(),
+                        rules.len(),
+                        fallback.len()
+                    ));
+                }
+            }
             output::stderr(&format!("{}\n", diagnostic::summary(&diags)));
         }
         LintFormat::Json => output::diagnostics_json(&diags),

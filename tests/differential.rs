@@ -1,0 +1,472 @@
+//! Differential testing of the planned CEL evaluator against the `cel` crate
+//! (the reference): random expressions over the variables and functions of
+//! SPEC §3, evaluated for random calls by both, must agree on the value or on
+//! failing. Then every shipped rule and effect expression against every shipped
+//! test case, example and red-team fixture, through the whole dispatch path with
+//! the planner on and off.
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "tests"
+)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
+
+use proptest::prelude::*;
+use serde_json::{Value as Json, json};
+use zero_policy::cel::plan::Fail;
+use zero_policy::cel::{CelEnv, CompileCtx, PatternCache, Scope, Vars};
+
+static ENV: LazyLock<CelEnv> = LazyLock::new(CelEnv::new);
+
+static LISTS: LazyLock<BTreeMap<String, Vec<String>>> = LazyLock::new(|| {
+    let mut m = BTreeMap::new();
+    m.insert(
+        "creds".into(),
+        vec!["**/.env".into(), "**/.ssh/**".into(), "/etc/*".into()],
+    );
+    m.insert(
+        "hosts".into(),
+        vec!["localhost".into(), "169.254.169.254".into()],
+    );
+    m.insert(
+        "nets".into(),
+        vec!["10.0.0.0/8".into(), "127.0.0.0/8".into()],
+    );
+    m.insert("empty".into(), vec![]);
+    m
+});
+
+/// Exact equality of two CEL values: same kinds, floats by bits.
+fn same(a: &cel::Value, b: &cel::Value) -> bool {
+    use cel::Value as V;
+    match (a, b) {
+        (V::Int(x), V::Int(y)) => x == y,
+        (V::UInt(x), V::UInt(y)) => x == y,
+        (V::Float(x), V::Float(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (V::String(x), V::String(y)) => x == y,
+        (V::Bool(x), V::Bool(y)) => x == y,
+        (V::Null, V::Null) => true,
+        (V::List(x), V::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same(a, b))
+        }
+        (V::Map(x), V::Map(y)) => {
+            x.map.len() == y.map.len()
+                && x.map
+                    .iter()
+                    .all(|(k, v)| y.map.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => false,
+    }
+}
+
+/// One random call: tool, args, session and effects.
+#[derive(Debug, Clone)]
+struct Input {
+    args: Json,
+    mode: &'static str,
+    workspace: &'static str,
+    labels: BTreeMap<String, String>,
+    call: Json,
+}
+
+/// Evaluates `src` for each input with both evaluators; fails on a difference.
+/// Returns whether the expression compiled and was planned.
+fn check(src: &str, inputs: &[Input]) -> Result<bool, TestCaseError> {
+    let mut cache = PatternCache::default();
+    let cx = CompileCtx {
+        lists: &LISTS,
+        allow_call: true,
+        case_insensitive: false,
+    };
+    let Ok(expr) = ENV.compile(src, &mut cache, &cx) else {
+        // Load errors are the loader's business; both evaluators agree on nothing.
+        return Ok(false);
+    };
+    let cache = Arc::new(cache);
+    let root = ENV.root_context(&cache, &LISTS, false).unwrap();
+    let planned = expr.not_planned().is_none();
+    for input in inputs {
+        let session = json!({
+            "mode": input.mode,
+            "workspace": input.workspace,
+            "scopes": ["read", "write", "shell", "network"],
+            "labels": input.labels,
+            "agent": "",
+        });
+        let vars = Vars {
+            tool: cel::to_value(json!({
+                "name": "bash", "server": "", "remote_name": "", "scope": "shell",
+                "side_effect": "write", "permission": "prompt", "deferred": false,
+            }))
+            .unwrap(),
+            args: cel::Value::Null,
+            session: cel::to_value(&session).unwrap(),
+            workspace: cel::Value::String(Arc::new(input.workspace.to_string())),
+        };
+        let mut scope = Scope::with_json_args(&root, &vars, &input.args);
+        scope.bind_call(cel::to_value(&input.call).unwrap());
+        let reference = scope.eval_reference(&expr);
+        if let Some(p) = scope.eval_planned(&expr)
+            && p != Err(Fail::Fallback)
+        {
+            match (&p, &reference) {
+                (Ok(a), Ok(b)) => prop_assert!(
+                    same(a, b),
+                    "`{src}` gave {a:?} planned, {b:?} by the cel crate, for {input:?}"
+                ),
+                (Err(_), Err(_)) => {}
+                _ => prop_assert!(
+                    false,
+                    "`{src}`: planned {p:?}, cel crate {reference:?}, for {input:?}"
+                ),
+            }
+        }
+        // The production path: planned, the crate wording any error.
+        let production = scope.eval(&expr);
+        match (&production, &reference) {
+            (Ok(a), Ok(b)) => prop_assert!(same(a, b), "`{src}`: {a:?} vs {b:?}"),
+            // The crate words the error; a message that prints a map is
+            // worded differently from run to run (hash order), so only a
+            // message printing no map must be the same.
+            (Err(a), Err(b)) => {
+                if !b.contains("Map") {
+                    prop_assert_eq!(a, b);
+                }
+            }
+            _ => prop_assert!(false, "`{src}`: {production:?} vs {reference:?}"),
+        }
+    }
+    Ok(planned)
+}
+
+// ---- generators -------------------------------------------------------------
+
+const STRINGS: &[&str] = &[
+    "",
+    "a",
+    "ab",
+    "/tmp/x",
+    "/tmp",
+    "**/.env",
+    "/home/dev/project/.env",
+    "/home/dev/project/src/main.rs",
+    "src/*.rs",
+    "src",
+    "../etc/passwd",
+    "/etc/passwd",
+    "/etc/**",
+    "rm -rf /",
+    "git status",
+    "https://example.com/x",
+    "http://127.0.0.1:8080/",
+    "10.1.2.3",
+    "localhost",
+    "a*b",
+    "[",
+    "é/ß",
+];
+
+fn string_lit() -> impl Strategy<Value = String> {
+    prop::sample::select(STRINGS).prop_map(|s| format!("{s:?}"))
+}
+
+fn leaf() -> BoxedStrategy<String> {
+    prop_oneof![
+        4 => string_lit(),
+        2 => (-3i64..5).prop_map(|i| i.to_string()),
+        1 => (0u64..4).prop_map(|u| format!("{u}u")),
+        1 => prop::sample::select(&["0.5", "1.0", "-2.5", "0.0"][..]).prop_map(str::to_string),
+        1 => prop::sample::select(&["true", "false", "null"][..]).prop_map(str::to_string),
+        1 => Just("9223372036854775807".to_string()),
+        6 => prop::sample::select(&[
+            "args.path", "args.command", "args.n", "args.flag", "args.items", "args.url",
+            "args.missing", "args.obj", "args.obj.k", "args", "args['path']", "args[\"n\"]",
+            "tool.name", "tool.scope", "tool.deferred", "tool.permission",
+            "session.mode", "session.workspace", "session.scopes", "session.labels",
+            "session.labels.team", "session.agent",
+            "lists.creds", "lists.hosts", "lists.nets", "lists.empty",
+            "call.writes", "call.commands", "call.exact", "call.runs_code", "call.fetches",
+        ][..]).prop_map(str::to_string),
+        1 => Just("[]".to_string()),
+    ]
+    .boxed()
+}
+
+fn expr() -> BoxedStrategy<String> {
+    leaf()
+        .prop_recursive(4, 24, 3, |inner| {
+            let e = inner.clone();
+            prop_oneof![
+                // Operators.
+                3 => (e.clone(), prop::sample::select(&[
+                    "==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&&", "||", "in",
+                ][..]), e.clone())
+                    .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+                1 => e.clone().prop_map(|a| format!("!{a}")),
+                1 => e.clone().prop_map(|a| format!("-({a})")),
+                1 => (e.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| format!("({c} ? {a} : {b})")),
+                1 => (e.clone(), e.clone()).prop_map(|(a, i)| format!("{a}[{i}]")),
+                1 => proptest::collection::vec(e.clone(), 0..3).prop_map(|v| format!("[{}]", v.join(", "))),
+                // Standard functions.
+                1 => e.clone().prop_map(|a| format!("size({a})")),
+                1 => e.clone().prop_map(|a| format!("{a}.size()")),
+                2 => (e.clone(), prop::sample::select(&["contains", "startsWith", "endsWith"][..]), e.clone())
+                    .prop_map(|(a, f, b)| format!("{a}.{f}({b})")),
+                1 => (e.clone(), prop::sample::select(&["^/tmp", "rm\\s+-rf", "[a-z]+", "(", ".*\\.env$"][..]))
+                    .prop_map(|(a, r)| format!("{a}.matches({r:?})")),
+                1 => (e.clone(), e.clone()).prop_map(|(a, r)| format!("matches({a}, {r})")),
+                1 => (e.clone(), e.clone()).prop_map(|(a, s)| format!("{a}.substring({s})")),
+                1 => (e.clone(), -1i64..4, -1i64..5).prop_map(|(a, s, t)| format!("{a}.substring({s}, {t})")),
+                1 => prop::sample::select(&[
+                    "has(args.path)", "has(args.obj.k)", "has(session.labels.team)", "has(tool.name)",
+                    "has(args.n.x)",
+                ][..]).prop_map(str::to_string),
+                // Macros.
+                3 => (e.clone(), prop::sample::select(&["exists", "all", "exists_one", "map", "filter"][..]), e.clone())
+                    .prop_map(|(l, m, body)| format!("{l}.{m}(x, {})", body.replacen("args.path", "x", 1))),
+                1 => (proptest::collection::vec(string_lit(), 1..4), e.clone())
+                    .prop_map(|(g, p)| format!("[{}].exists(p, glob(p, {p}))", g.join(", "))),
+                // zero-policy's functions.
+                1 => (e.clone(), e.clone()).prop_map(|(a, b)| format!("glob({a}, {b})")),
+                1 => (string_lit(), e.clone()).prop_map(|(a, b)| format!("glob({a}, {b})")),
+                2 => (prop::sample::select(&["path_matches", "path_overlaps"][..]), e.clone(), e.clone())
+                    .prop_map(|(f, a, b)| format!("{f}({a}, {b})")),
+                1 => (prop::sample::select(&["path_matches", "path_overlaps"][..]), e.clone(),
+                      prop::sample::select(&["lists.creds", "[\"/tmp/**\", \"**/*.rs\"]", "[\"[\"]", "lists.creds + [\"/srv/*\"]"][..]))
+                    .prop_map(|(f, a, b)| format!("{f}({a}, {b})")),
+                2 => (prop::sample::select(&[
+                    "path_is_tree", "path_is_pattern", "path_clean", "path_ancestors", "url_host", "shell_parses",
+                    "shell_commands",
+                ][..]), e.clone()).prop_map(|(f, a)| format!("{f}({a})")),
+                1 => (e.clone(), e.clone()).prop_map(|(a, b)| format!("path_under({a}, {b})")),
+                1 => (e.clone(), prop::sample::select(&["lists.nets", "[\"::1/128\"]", "[\"x\"]", "[1]"][..]))
+                    .prop_map(|(a, b)| format!("ip_in({a}, {b})")),
+                // Not planned: evaluated by the crate (checked all the same).
+                1 => e.clone().prop_map(|a| format!("{{\"k\": {a}}}.k")),
+                1 => e.prop_map(|a| format!("string({a})")),
+            ]
+        })
+        .boxed()
+}
+
+fn json_leaf() -> BoxedStrategy<Json> {
+    prop_oneof![
+        4 => prop::sample::select(STRINGS).prop_map(|s| json!(s)),
+        2 => (-3i64..5).prop_map(|i| json!(i)),
+        1 => Just(json!(u64::MAX)),
+        1 => Just(json!(1.5)),
+        1 => any::<bool>().prop_map(|b| json!(b)),
+        1 => Just(Json::Null),
+    ]
+    .boxed()
+}
+
+fn json_value() -> BoxedStrategy<Json> {
+    json_leaf()
+        .prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Json::Array),
+                proptest::collection::btree_map(
+                    prop::sample::select(&["k", "path", "x"][..]),
+                    inner,
+                    0..3
+                )
+                .prop_map(|m| Json::Object(
+                    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                )),
+            ]
+        })
+        .boxed()
+}
+
+fn input() -> impl Strategy<Value = Input> {
+    let keys = &["path", "command", "n", "flag", "items", "url", "obj"][..];
+    (
+        proptest::collection::btree_map(prop::sample::select(keys), json_value(), 0..6),
+        prop::sample::select(&["ask", "plan", "auto"][..]),
+        prop::sample::select(&["/home/dev/project", "/", "/tmp/w"][..]),
+        proptest::option::of(prop::sample::select(STRINGS)),
+        proptest::collection::vec(prop::sample::select(STRINGS), 0..3),
+        any::<bool>(),
+    )
+        .prop_map(|(args, mode, workspace, team, writes, exact)| {
+            let mut labels = BTreeMap::new();
+            if let Some(t) = team {
+                labels.insert("team".to_string(), t.to_string());
+            }
+            Input {
+                args: Json::Object(args.into_iter().map(|(k, v)| (k.to_string(), v)).collect()),
+                mode,
+                workspace,
+                labels,
+                call: json!({
+                    "writes": writes,
+                    "commands": [{"program": "rm", "tags": ["destructive"], "read_only": false}],
+                    "exact": exact,
+                    "runs_code": !exact,
+                    "fetches": [{"host": "localhost", "url": "http://localhost/"}],
+                }),
+            }
+        })
+}
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// The generator mostly exercises the planner, not the fallback.
+#[test]
+fn most_generated_expressions_are_planned() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (mut planned, total) = (0, 1_000);
+    for _ in 0..total {
+        let src = expr().new_tree(&mut runner).unwrap().current();
+        if check(&src, &[]).unwrap() {
+            planned += 1;
+        }
+    }
+    assert!(planned * 10 > total * 6, "{planned} of {total} planned");
+}
+
+// 4 × 2,800 expressions, each against 9 calls: 100,800 compared evaluations.
+proptest! {
+    #![proptest_config(config(2_800))]
+    #[test]
+    fn planned_agrees_a(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
+        check(&src, &inputs)?;
+    }
+    #[test]
+    fn planned_agrees_b(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
+        check(&src, &inputs)?;
+    }
+    #[test]
+    fn planned_agrees_c(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
+        check(&src, &inputs)?;
+    }
+    #[test]
+    fn planned_agrees_d(src in expr(), inputs in proptest::collection::vec(input(), 9)) {
+        check(&src, &inputs)?;
+    }
+}
+
+// ---- the shipped files --------------------------------------------------------
+
+fn shipped() -> (zero_policy::policy::Policy, zero_policy::registry::Registry) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let loaded = zero_policy::loader::load_paths(&[
+        root.join("policies"),
+        root.join("manifests"),
+        root.join("tests/fixtures/redteam"),
+    ])
+    .unwrap();
+    let policy = loaded.policy.expect("the shipped files load");
+    let registry = zero_policy::registry::Registry::new(&policy).unwrap();
+    (policy, registry)
+}
+
+/// Every call the shipped files write: tests, examples, red-team cases.
+fn shipped_calls(policy: &zero_policy::policy::Policy) -> Vec<zero_policy::dispatch::Call> {
+    policy
+        .tests
+        .iter()
+        .map(|t| t.call.clone())
+        .chain(
+            policy
+                .all_rules()
+                .flat_map(|r| r.examples.iter().map(|e| e.call.clone())),
+        )
+        .collect()
+}
+
+#[test]
+fn every_shipped_rule_is_planned() {
+    let (policy, _) = shipped();
+    let not_planned: Vec<(String, String)> = policy
+        .all_rules()
+        .filter_map(|r| r.when.not_planned().map(|w| (r.id.clone(), w.to_string())))
+        .collect();
+    assert!(not_planned.is_empty(), "{not_planned:?}");
+}
+
+/// Every shipped rule against every shipped call (not only the rules of the
+/// call's tool, and not only those the dispatch path reaches): the same value.
+#[test]
+fn every_shipped_rule_agrees_on_every_shipped_call() {
+    let (policy, registry) = shipped();
+    let calls = shipped_calls(&policy);
+    assert!(calls.len() > 300, "{} calls", calls.len());
+    let root = policy
+        .cel
+        .root_context(
+            &policy.patterns,
+            &policy.lists,
+            policy.settings.case_insensitive,
+        )
+        .unwrap();
+    let mut compared = 0;
+    for call in &calls {
+        let ev = registry.explain(call);
+        let tool = registry.get(&call.tool);
+        let tool_json = tool.map_or(json!({"name": call.tool}), |t| {
+            json!({
+                "name": t.name, "server": t.source.server(), "remote_name": t.source.remote_name(),
+                "scope": t.scope.as_str(), "side_effect": t.safety.side_effect.as_str(),
+                "permission": t.safety.permission.as_str(), "deferred": t.deferred,
+            })
+        });
+        let session = json!({
+            "mode": call.session.mode,
+            "workspace": call.session.workspace,
+            "scopes": call.session.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "labels": call.session.labels,
+            "agent": call.session.agent,
+        });
+        let vars = Vars {
+            tool: cel::to_value(tool_json).unwrap(),
+            args: cel::Value::Null,
+            session: cel::to_value(session).unwrap(),
+            workspace: cel::Value::String(Arc::new(call.session.workspace.clone())),
+        };
+        let mut scope = Scope::with_json_args(&root, &vars, &call.args);
+        if let Some(fx) = &ev.effects {
+            scope.bind_call(cel::to_value(zero_policy::dispatch::effects_json(fx)).unwrap());
+        }
+        for rule in policy.all_rules() {
+            let reference = scope.eval_reference(&rule.when);
+            let planned = scope.eval_planned(&rule.when).expect("planned");
+            match (&planned, &reference) {
+                (Ok(a), Ok(b)) => assert!(same(a, b), "`{}` on {call:?}: {a:?} vs {b:?}", rule.id),
+                (Err(_), Err(_)) => {}
+                _ => panic!(
+                    "`{}` on {call:?}: planned {planned:?}, cel crate {reference:?}",
+                    rule.id
+                ),
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 5_000, "{compared}");
+}
+
+/// The whole dispatch path decides every shipped call identically with the
+/// planner on and off: decision, matched rules, steps, errors, effects.
+#[test]
+fn every_shipped_call_evaluates_identically_planned_and_not() {
+    let (policy, registry) = shipped();
+    let calls = shipped_calls(&policy);
+    let planned: Vec<_> = calls.iter().map(|c| registry.explain(c)).collect();
+    zero_policy::cel::set_planned(false);
+    let reference: Vec<_> = calls.iter().map(|c| registry.explain(c)).collect();
+    zero_policy::cel::set_planned(true);
+    for ((c, p), r) in calls.iter().zip(&planned).zip(&reference) {
+        pretty_assertions::assert_eq!(p, r, "{c:?}");
+    }
+}
