@@ -401,7 +401,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__lint)
-            opts="-h --format --deny-warnings --explain --help"
+            opts="-h --format --deny-warnings --verbose --explain --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -44,6 +44,7 @@ sarif\t'SARIF 2.1.0, for code-scanning tools'
 github\t'GitHub Actions workflow commands (`::error file=…`)'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -l explain -d 'Print what a diagnostic code means and how to fix it, then exit' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -l deny-warnings -d 'Fail (exit 1) on warnings too'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -l verbose -d 'Also say how each expression is evaluated: planned, or by the `cel` crate and why'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l tool -d 'The tool\'s final name' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l args -d 'The arguments as a JSON object' -r
