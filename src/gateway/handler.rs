@@ -10,8 +10,9 @@
 //!   elicitation when the client declared the capability, else
 //!   `settings.on_prompt` decides; a refusal is a tool error with the reason;
 //!   an unknown name is the protocol's `-32602`. A client's cancellation (and
-//!   the gateway's shutdown) drops the upstream call, which sends
-//!   `notifications/cancelled` upstream.
+//!   the gateway's shutdown) drops the upstream request (rmcp's client then
+//!   sends `notifications/cancelled` upstream; see docs/gateway.md for what
+//!   is not yet verified).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
