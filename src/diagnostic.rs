@@ -342,6 +342,15 @@ impl Diagnostic {
         self
     }
 
+    /// `FILE:LINE:COL: ` of the start, or `""` without a location.
+    #[must_use]
+    pub fn place(&self) -> String {
+        self.location.as_ref().map_or_else(String::new, |l| {
+            let (line, col) = l.start();
+            format!("{}:{line}:{col}: ", l.file.name)
+        })
+    }
+
     /// The file name, or `""`.
     #[must_use]
     pub fn file_name(&self) -> &str {

@@ -482,6 +482,25 @@ impl Estimator<'_> {
         n
     }
 
+    /// A list, map or struct literal of `items` entries built from `parts`.
+    fn literal<'e>(&mut self, items: usize, parts: impl Iterator<Item = &'e IdedExpr>) -> Node {
+        let mut cost = 1.0;
+        let mut val = Val {
+            items: items as f64,
+            bytes: 8.0,
+        };
+        for part in parts {
+            let n = self.node(part);
+            cost += n.cost + 1.0;
+            val.items = val.items.max(n.val.items);
+            val.bytes += n.val.bytes;
+        }
+        Node {
+            cost,
+            val: self.build(val),
+        }
+    }
+
     fn node(&mut self, e: &IdedExpr) -> Node {
         let n = self.node_inner(e);
         self.check(e.id, n)
@@ -525,61 +544,15 @@ impl Estimator<'_> {
                     val: if sel.test { SCALAR } else { op.val },
                 }
             }
-            Expr::List(list) => {
-                let mut cost = 1.0;
-                let mut val = Val {
-                    items: list.elements.len() as f64,
-                    bytes: 8.0,
-                };
-                for el in &list.elements {
-                    let n = self.node(el);
-                    cost += n.cost + 1.0;
-                    val.items = val.items.max(n.val.items);
-                    val.bytes += n.val.bytes;
-                }
-                Node {
-                    cost,
-                    val: self.build(val),
-                }
-            }
-            Expr::Map(map) => {
-                let mut cost = 1.0;
-                let mut val = Val {
-                    items: map.entries.len() as f64,
-                    bytes: 8.0,
-                };
-                for entry in &map.entries {
-                    for part in entry_parts(&entry.expr) {
-                        let n = self.node(part);
-                        cost += n.cost + 1.0;
-                        val.items = val.items.max(n.val.items);
-                        val.bytes += n.val.bytes;
-                    }
-                }
-                Node {
-                    cost,
-                    val: self.build(val),
-                }
-            }
-            Expr::Struct(s) => {
-                let mut cost = 1.0;
-                let mut val = Val {
-                    items: s.entries.len() as f64,
-                    bytes: 8.0,
-                };
-                for entry in &s.entries {
-                    for part in entry_parts(&entry.expr) {
-                        let n = self.node(part);
-                        cost += n.cost + 1.0;
-                        val.items = val.items.max(n.val.items);
-                        val.bytes += n.val.bytes;
-                    }
-                }
-                Node {
-                    cost,
-                    val: self.build(val),
-                }
-            }
+            Expr::List(list) => self.literal(list.elements.len(), list.elements.iter()),
+            Expr::Map(map) => self.literal(
+                map.entries.len(),
+                map.entries.iter().flat_map(|e| entry_parts(&e.expr)),
+            ),
+            Expr::Struct(st) => self.literal(
+                st.entries.len(),
+                st.entries.iter().flat_map(|e| entry_parts(&e.expr)),
+            ),
             Expr::Call(call) => {
                 let args: Vec<Node> = call
                     .target

@@ -78,14 +78,7 @@ fn load(source: &Source) -> Result<(Policy, Registry), String> {
             .filter(|d| d.severity == crate::Severity::Error)
             .collect();
         let first = errors.first().map_or_else(String::new, |d| {
-            let place = d
-                .location
-                .as_ref()
-                .map(|l| {
-                    let (line, col) = l.file.line_col(l.span.offset);
-                    format!("{}:{line}:{col}: ", l.file.name)
-                })
-                .unwrap_or_default();
+            let place = d.place();
             format!(": {place}{}", d.message)
         });
         return Err(format!(

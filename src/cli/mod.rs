@@ -311,17 +311,25 @@ pub fn with_servers<T>(
     if !connect || registry.servers().is_empty() {
         return Ok(f(registry, None));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = runtime()?;
+    let progress = output::connect_progress();
+    let connections = runtime.block_on(crate::mcp::register::register_servers(registry, &progress));
+    let result = f(registry, Some(&runtime));
+    runtime.block_on(connections.close());
+    Ok(result)
+}
+
+/// The async runtime the commands that talk to MCP servers run on.
+///
+/// # Errors
+/// It could not start: exit code 2, the message printed.
+pub fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| {
             output::error(&format!("cannot start the async runtime: {e}"));
             EXIT_ERROR
-        })?;
-    let progress = output::connect_progress();
-    let connections = runtime.block_on(crate::mcp::register::register_servers(registry, &progress));
-    let result = f(registry, Some(&runtime));
-    runtime.block_on(connections.close());
-    Ok(result)
+        })
 }

@@ -46,16 +46,9 @@ pub fn run(args: &Args) -> u8 {
         return EXIT_ERROR;
     }
     let path = source.lock_path();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(r) => r,
-        Err(e) => {
-            output::error(&format!("cannot start the async runtime: {e}"));
-            return EXIT_ERROR;
-        }
+        Err(code) => return code,
     };
     let report = match runtime.block_on(gateway::pin::pin(&policy, &path)) {
         Ok(r) => r,

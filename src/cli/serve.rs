@@ -91,16 +91,9 @@ pub fn run(args: &Args) -> u8 {
         }
     };
     let has_servers = !policy.servers.is_empty();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match super::runtime() {
         Ok(r) => r,
-        Err(e) => {
-            output::error(&format!("cannot start the async runtime: {e}"));
-            return EXIT_ERROR;
-        }
+        Err(code) => return code,
     };
     let result = runtime.block_on(async {
         let gateway = Gateway::new(source.clone(), policy)?;

@@ -97,14 +97,7 @@ fn describe_errors(loaded: &Loaded) -> String {
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .map(|d| {
-            let place = d
-                .location
-                .as_ref()
-                .map(|l| {
-                    let (line, col) = l.file.line_col(l.span.offset);
-                    format!("{}:{line}:{col}: ", l.file.name)
-                })
-                .unwrap_or_default();
+            let place = d.place();
             format!("{place}{} [{}]", d.message, d.code.as_str())
         })
         .collect();
