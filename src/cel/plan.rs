@@ -1055,12 +1055,15 @@ impl Run<'_, '_> {
             }
             Node::And(a, b) => {
                 let left = self.eval(a).and_then(|v| boolean(&v));
-                if left == Ok(false) {
-                    return Ok(Value::Bool(false));
+                match left {
+                    Ok(false) => return Ok(Value::Bool(false)),
+                    // The crate decides the whole expression; an error on
+                    // the right must not hide that.
+                    Err(f @ (Fail::Budget(_) | Fail::Fallback)) => return Err(f),
+                    _ => {}
                 }
                 let right = self.eval(b)?;
                 match (left, right) {
-                    (Err(f @ (Fail::Budget(_) | Fail::Fallback)), _) => Err(f),
                     (Ok(true), Value::Bool(r)) => Ok(Value::Bool(r)),
                     (Err(_), Value::Bool(false)) => Ok(Value::Bool(false)),
                     _ => Err(Fail::Error),
@@ -1068,12 +1071,15 @@ impl Run<'_, '_> {
             }
             Node::Or(a, b) => {
                 let left = self.eval(a).and_then(|v| boolean(&v));
-                if left == Ok(true) {
-                    return Ok(Value::Bool(true));
+                match left {
+                    Ok(true) => return Ok(Value::Bool(true)),
+                    // The crate decides the whole expression; an error on
+                    // the right must not hide that.
+                    Err(f @ (Fail::Budget(_) | Fail::Fallback)) => return Err(f),
+                    _ => {}
                 }
                 let right = self.eval(b)?;
                 match (left, right) {
-                    (Err(f @ (Fail::Budget(_) | Fail::Fallback)), _) => Err(f),
                     (Ok(false), Value::Bool(r)) => Ok(Value::Bool(r)),
                     (Err(_), Value::Bool(true)) => Ok(Value::Bool(true)),
                     _ => Err(Fail::Error),
