@@ -70,7 +70,7 @@ impl Session {
         }
     }
 
-    pub(crate) fn to_cel(&self) -> cel::Vars {
+    pub(crate) fn to_cel(&self) -> SessionCel {
         let session = serde_json::json!({
             "mode": self.mode,
             "workspace": self.workspace,
@@ -78,13 +78,30 @@ impl Session {
             "labels": self.labels,
             "agent": self.agent,
         });
-        cel::Vars {
+        let vars = cel::Vars {
             tool: ::cel::Value::Null,
             args: ::cel::Value::Null,
             session: ::cel::to_value(&session).unwrap_or(::cel::Value::Null),
             workspace: ::cel::Value::String(Arc::new(self.workspace.clone())),
+        };
+        let sizes = cel::session_sizes(&vars);
+        SessionCel {
+            session: vars.session,
+            workspace: vars.workspace,
+            sizes,
         }
     }
+}
+
+/// A session as CEL values, built once per session and shared by its calls.
+#[derive(Debug)]
+pub(crate) struct SessionCel {
+    /// `session`.
+    pub(crate) session: ::cel::Value,
+    /// `session.workspace`, for the path functions.
+    pub(crate) workspace: ::cel::Value,
+    /// Their sizes, for the cost bound.
+    pub(crate) sizes: cel::budget::Sizes,
 }
 
 /// One tool call.

@@ -224,6 +224,28 @@ impl Evaluation {
     }
 }
 
+/// The steps of one evaluation, recorded only when the account is asked for:
+/// a detail sentence is written only then.
+struct Recorder {
+    account: bool,
+    steps: Vec<StepRecord>,
+}
+
+impl Recorder {
+    fn push(&mut self, step: Step, outcome: Outcome, detail: impl FnOnce() -> String) {
+        if self.account {
+            if self.steps.is_empty() {
+                self.steps.reserve(Step::ALL.len());
+            }
+            self.steps.push(StepRecord {
+                step,
+                outcome,
+                detail: detail(),
+            });
+        }
+    }
+}
+
 /// Proof that a relaxation is allowed: it can only be made for `prompt`.
 ///
 /// Relaxation is a function from this token, so tightening cannot be
@@ -297,18 +319,30 @@ impl Registry {
     /// Decides one call: steps 1–8 of the dispatch path. Never runs anything.
     #[must_use]
     pub fn evaluate(&self, call: &Call) -> Evaluation {
-        self.decide(call, false)
+        self.decide(call, false, true)
+    }
+
+    /// As [`Registry::evaluate`], without the step-by-step account: the
+    /// decision, its reason, the matched rules, errors and effects, and
+    /// `steps` only when the call was rejected (they say where). What the
+    /// front doors ask per call; `explain` and `test` ask for the account.
+    #[must_use]
+    pub fn decide_call(&self, call: &Call) -> Evaluation {
+        self.decide(call, false, false)
     }
 
     /// As [`Registry::evaluate`], and the call's effects are computed even when
     /// no rule reads them, for `explain`.
     #[must_use]
     pub fn explain(&self, call: &Call) -> Evaluation {
-        self.decide(call, true)
+        self.decide(call, true, true)
     }
 
-    fn decide(&self, call: &Call, always_effects: bool) -> Evaluation {
-        let mut steps = Vec::with_capacity(Step::ALL.len());
+    fn decide(&self, call: &Call, always_effects: bool, account: bool) -> Evaluation {
+        let mut rec = Recorder {
+            account,
+            steps: Vec::new(),
+        };
         // 1. lookup
         let tool = match self.lookup(&call.tool, &call.session.agent) {
             Lookup::Found(t) => t,
@@ -321,7 +355,7 @@ impl Registry {
                     &call.tool,
                     Step::Lookup,
                     format!("unknown tool `{}`{hint}", call.tool),
-                    steps,
+                    rec.steps,
                 );
             }
             Lookup::Ambiguous(agents) => {
@@ -333,7 +367,7 @@ impl Registry {
                         call.tool,
                         backticked(&agents)
                     ),
-                    steps,
+                    rec.steps,
                 );
             }
             Lookup::NotForAgent(agents) => {
@@ -346,15 +380,13 @@ impl Registry {
                         call.session.agent,
                         backticked(&agents)
                     ),
-                    steps,
+                    rec.steps,
                 );
             }
         };
         let tool: &RegisteredTool = &tool;
-        steps.push(StepRecord {
-            step: Step::Lookup,
-            outcome: Outcome::Pass,
-            detail: if tool.offline {
+        rec.push(Step::Lookup, Outcome::Pass, || {
+            if tool.offline {
                 format!(
                     "`{}` resolved offline from the manifest of server `{}` (nothing connected)",
                     tool.name,
@@ -362,7 +394,7 @@ impl Registry {
                 )
             } else {
                 format!("`{}` is registered ({})", tool.name, tool.source.describe())
-            },
+            }
         });
         // 2. scope
         if !call.session.scopes.contains(&tool.scope) {
@@ -379,32 +411,34 @@ impl Registry {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                steps,
+                rec.steps,
             );
         }
-        steps.push(StepRecord {
-            step: Step::Scope,
-            outcome: Outcome::Pass,
-            detail: format!("scope `{}` is granted", tool.scope),
+        rec.push(Step::Scope, Outcome::Pass, || {
+            format!("scope `{}` is granted", tool.scope)
         });
         // 3. validate
         if let Err(why) = tool.validate(&call.args) {
-            return Evaluation::rejected(&call.tool, Step::Validate, why, steps);
+            return Evaluation::rejected(&call.tool, Step::Validate, why, rec.steps);
         }
-        steps.push(StepRecord {
-            step: Step::Validate,
-            outcome: Outcome::Pass,
-            detail: if tool.offline {
+        rec.push(Step::Validate, Outcome::Pass, || {
+            if tool.offline {
                 "not checked: the server is not connected, so its parameters are not known".into()
             } else {
                 "the arguments match the parameters".into()
-            },
+            }
         });
 
-        let mut vars = call.session.to_cel();
-        vars.tool = tool.cel_value.clone();
+        let session = self.session_cel(&call.session);
+        let vars = cel::Vars {
+            tool: tool.cel_value.clone(),
+            args: ::cel::Value::Null,
+            session: session.session.clone(),
+            workspace: session.workspace.clone(),
+        };
         cel::functions::begin_call();
-        let mut scope = cel::Scope::with_json_args(&self.root, &vars, &call.args);
+        let mut scope =
+            cel::Scope::with_measured(&self.root, &vars, &call.args, tool.cel_sizes, session.sizes);
         let mut matched = Vec::new();
         let mut errors = Vec::new();
 
@@ -418,13 +452,9 @@ impl Registry {
         } else {
             None
         };
-        steps.push(StepRecord {
-            step: Step::Effects,
-            outcome: Outcome::Pass,
-            detail: match &fx {
-                None => "not computed: no rule of this tool reads `call`".into(),
-                Some(f) => describe_effects(f),
-            },
+        rec.push(Step::Effects, Outcome::Pass, || match &fx {
+            None => "not computed: no rule of this tool reads `call`".into(),
+            Some(f) => describe_effects(f),
         });
 
         // 4. reject
@@ -444,7 +474,7 @@ impl Registry {
                 rule.id,
                 rule.reason.as_deref().unwrap_or("rejected")
             );
-            let mut ev = Evaluation::rejected(&call.tool, Step::Reject, detail, steps);
+            let mut ev = Evaluation::rejected(&call.tool, Step::Reject, detail, rec.steps);
             matched.sort();
             errors.sort();
             ev.matched = matched;
@@ -452,31 +482,31 @@ impl Registry {
             ev.effects = fx;
             return ev;
         }
-        steps.push(StepRecord {
-            step: Step::Reject,
-            outcome: Outcome::Pass,
-            detail: if tool.reject.is_empty() {
+        rec.push(Step::Reject, Outcome::Pass, || {
+            if tool.reject.is_empty() {
                 "the tool has no reject rules".into()
             } else {
                 format!("none of {} reject rules matched", tool.reject.len())
-            },
+            }
         });
 
         // 5. permission
         let static_permission = tool.safety.permission;
-        steps.push(StepRecord {
-            step: Step::Permission,
-            outcome: Decision::from(static_permission).into(),
-            detail: format!(
-                "static permission `{static_permission}` from {}{}",
-                tool.source.safety_origin(),
-                tool.safety
-                    .reason
-                    .as_deref()
-                    .map(|r| format!(": {r}"))
-                    .unwrap_or_default()
-            ),
-        });
+        rec.push(
+            Step::Permission,
+            Decision::from(static_permission).into(),
+            || {
+                format!(
+                    "static permission `{static_permission}` from {}{}",
+                    tool.source.safety_origin(),
+                    tool.safety
+                        .reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                )
+            },
+        );
 
         // 6. relax: only a `prompt` can relax, so other permissions skip the rules.
         let mut relaxed_by = Vec::new();
@@ -505,10 +535,7 @@ impl Registry {
         }
         let effective = relax(static_permission, !relaxed_by.is_empty());
         relaxed_by.sort();
-        steps.push(StepRecord {
-            step: Step::Relax,
-            outcome: Decision::from(effective).into(),
-            detail: match static_permission {
+        rec.push(Step::Relax, Decision::from(effective).into(), || match static_permission {
                 Permission::Deny => "`deny` is never relaxed".into(),
                 Permission::Allow => "already `allow`".into(),
                 Permission::Prompt if relaxed_by.is_empty() => {
@@ -537,8 +564,7 @@ impl Registry {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            },
-        });
+            });
 
         // 7. sandbox: the strictest of the effective permission and every matching rule.
         let mut decision = Decision::from(effective);
@@ -577,10 +603,8 @@ impl Registry {
             reason = rule.reason.clone();
         }
         sandbox_hits.sort();
-        steps.push(StepRecord {
-            step: Step::Sandbox,
-            outcome: decision.into(),
-            detail: if sandbox_hits.is_empty() {
+        rec.push(Step::Sandbox, decision.into(), || {
+            if sandbox_hits.is_empty() {
                 if tool.sandbox.is_empty() {
                     "no sandbox rule applies to this tool".into()
                 } else {
@@ -595,13 +619,11 @@ impl Registry {
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
-            },
+            }
         });
         // 8. decision
-        steps.push(StepRecord {
-            step: Step::Decision,
-            outcome: decision.into(),
-            detail: reason.clone().unwrap_or_else(|| format!("`{decision}`")),
+        rec.push(Step::Decision, decision.into(), || {
+            reason.clone().unwrap_or_else(|| format!("`{decision}`"))
         });
         matched.sort();
         errors.sort();
@@ -613,7 +635,7 @@ impl Registry {
             reject_reason: None,
             reason,
             matched,
-            steps,
+            steps: rec.steps,
             errors,
             effects: fx,
             relax_blocked,
@@ -653,7 +675,7 @@ impl Registry {
         call: &Call,
         approver: Option<&dyn AsyncApprover>,
     ) -> Dispatched {
-        let mut evaluation = self.evaluate(call);
+        let mut evaluation = self.decide_call(call);
         let result = self.run_decided(call, &evaluation, approver).await;
         // The evaluation leaves too, and its texts may quote the arguments.
         crate::runtime::scrub_evaluation(self.scrubber(), &mut evaluation);

@@ -130,6 +130,8 @@ pub struct RegisteredTool {
     pub(crate) relax: Vec<Arc<Rule>>,
     pub(crate) sandbox: Vec<Arc<Rule>>,
     pub(crate) cel_value: ::cel::Value,
+    /// The sizes of `cel_value`, for the cost bound: measured once.
+    pub(crate) cel_sizes: crate::cel::budget::Sizes,
     pub(crate) dispatcher: Dispatcher,
 }
 
@@ -239,6 +241,9 @@ pub struct Registry {
     scrubber: Scrubber,
     lock: Option<Arc<Lock>>,
     pub(crate) root: ::cel::Context<'static, 'static>,
+    /// The sessions seen lately, as CEL values, most recent first: a session
+    /// is converted once, not once per call.
+    sessions: std::sync::Mutex<Vec<(crate::call::Session, Arc<crate::call::SessionCel>)>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -372,7 +377,29 @@ pub(crate) struct NewTool {
     pub pin: Option<PinState>,
 }
 
+/// How many sessions the registry keeps converted.
+const SESSIONS_KEPT: usize = 16;
+
 impl Registry {
+    /// The session's CEL values: converted on its first call, then shared.
+    pub(crate) fn session_cel(
+        &self,
+        session: &crate::call::Session,
+    ) -> Arc<crate::call::SessionCel> {
+        let mut kept = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = kept.iter().position(|(s, _)| s == session) {
+            kept[..=i].rotate_right(1);
+            return Arc::clone(&kept[0].1);
+        }
+        let built = Arc::new(session.to_cel());
+        kept.truncate(SESSIONS_KEPT - 1);
+        kept.insert(0, (session.clone(), Arc::clone(&built)));
+        built
+    }
+
     /// Builds the registry of a loaded policy's manifest tools.
     ///
     /// # Errors
@@ -415,6 +442,7 @@ impl Registry {
             scrubber,
             lock: None,
             root,
+            sessions: std::sync::Mutex::new(Vec::new()),
         };
         for t in &policy.tools {
             let source = ToolSource::Manifest {
@@ -513,6 +541,7 @@ impl Registry {
             }
         }
         let cel_value = tool_cel_value(&t.name, &t.source, t.scope, &t.safety, t.deferred);
+        let cel_sizes = crate::cel::budget::Sizes::measure(&cel_value);
         let needs_effects = t
             .reject
             .iter()
@@ -540,6 +569,7 @@ impl Registry {
             relax,
             sandbox,
             cel_value,
+            cel_sizes,
             dispatcher: t.dispatcher,
         })
     }

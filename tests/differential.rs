@@ -491,3 +491,36 @@ fn every_shipped_call_evaluates_identically_planned_and_not() {
         pretty_assertions::assert_eq!(p, r, "{c:?}");
     }
 }
+
+/// The front doors' path (`decide_call`, no step-by-step account) decides
+/// every shipped call as `evaluate` does: same decision, reason, matched
+/// rules, errors and effects; only the steps are left out, and a rejection
+/// still says where.
+#[test]
+fn every_shipped_call_is_decided_as_evaluated() {
+    use zero_policy::model::Decision;
+    let (policy, registry) = shipped();
+    let calls = shipped_calls(&policy);
+    let mut kinds = std::collections::BTreeSet::new();
+    for c in &calls {
+        let full = registry.evaluate(c);
+        let brief = registry.decide_call(c);
+        kinds.insert(format!("{:?}", full.decision));
+        let mut expected = full.clone();
+        expected.steps = brief.steps.clone();
+        pretty_assertions::assert_eq!(brief, expected, "{c:?}");
+        if full.decision == Decision::Reject {
+            let at = |e: &zero_policy::dispatch::Evaluation| {
+                e.steps
+                    .iter()
+                    .find(|s| s.outcome == zero_policy::dispatch::Outcome::Reject)
+                    .map(|s| (s.step, s.detail.clone()))
+            };
+            assert_eq!(at(&brief), at(&full), "{c:?}");
+        } else {
+            assert!(brief.steps.is_empty(), "{c:?}: {:?}", brief.steps);
+        }
+    }
+    // The shipped calls reach every decision.
+    assert_eq!(kinds.len(), 4, "{kinds:?}");
+}

@@ -332,9 +332,10 @@ pub fn register(
                     .glob_list(&items, case_insensitive)
                     .map_err(|e| fn_error(name, e))?;
                 let hit = if name == "path_overlaps" {
-                    set.is_match(&path) || set.overlaps(&path).map_err(|e| fn_error(name, e))?
+                    set.is_match(&path).map_err(|e| fn_error(name, e))?
+                        || set.overlaps(&path).map_err(|e| fn_error(name, e))?
                 } else {
-                    set.matches(&path)
+                    set.matches(&path).map_err(|e| fn_error(name, e))?
                 };
                 Ok(Value::Bool(hit))
             },

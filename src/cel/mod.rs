@@ -475,6 +475,13 @@ pub struct Vars {
     pub workspace: Value,
 }
 
+/// The sizes the cost bound counts for `session`: the larger of the session
+/// value and the workspace the path functions read.
+#[must_use]
+pub fn session_sizes(vars: &Vars) -> budget::Sizes {
+    budget::Sizes::measure(&vars.session).max(budget::Sizes::measure(&vars.workspace))
+}
+
 /// Whether expressions run planned (the default) or only through the `cel`
 /// crate (for benchmarks and the differential test: the reference path).
 static PLANNED: AtomicBool = AtomicBool::new(true);
@@ -517,19 +524,45 @@ impl<'r> Scope<'r> {
         Scope::with_args(root, vars, plan::Args::Json(args))
     }
 
+    /// As [`Scope::with_json_args`], with the sizes of `tool` and `session`
+    /// (and the workspace) measured once, when their values were built,
+    /// instead of per call.
+    #[must_use]
+    pub fn with_measured(
+        root: &'r Context<'static, 'static>,
+        vars: &'r Vars,
+        args: &'r serde_json::Value,
+        tool: budget::Sizes,
+        session: budget::Sizes,
+    ) -> Scope<'r> {
+        let args = plan::Args::Json(args);
+        Scope::with_sizes(root, vars, args, tool, session)
+    }
+
     fn with_args(
         root: &'r Context<'static, 'static>,
         vars: &'r Vars,
         args: plan::Args<'r>,
     ) -> Scope<'r> {
+        let tool = budget::Sizes::measure(&vars.tool);
+        let session = session_sizes(vars);
+        Scope::with_sizes(root, vars, args, tool, session)
+    }
+
+    fn with_sizes(
+        root: &'r Context<'static, 'static>,
+        vars: &'r Vars,
+        args: plan::Args<'r>,
+        tool: budget::Sizes,
+        session: budget::Sizes,
+    ) -> Scope<'r> {
         let sizes = budget::Inputs {
-            tool: budget::Sizes::measure(&vars.tool),
+            tool,
             args: match args {
                 plan::Args::Cel(v) => budget::Sizes::measure(v),
                 plan::Args::Json(j) => budget::Sizes::measure_json(j),
             },
-            session: budget::Sizes::measure(&vars.session)
-                .max(budget::Sizes::measure(&vars.workspace)),
+            session,
             call: budget::Sizes::ZERO,
         };
         Scope {

@@ -136,7 +136,7 @@ impl<'a> Frame<'a> {
                 {
                     return Ok(v.clone());
                 }
-                let v = match obj.get(&**key) {
+                let v = match json_get(obj, key) {
                     None => None,
                     Some(v) => Some(::cel::to_value(v).map_err(|_| Fail::Error)?),
                 };
@@ -741,7 +741,11 @@ impl Plan {
     pub fn eval(&self, frame: &Frame<'_>) -> R {
         let mut run = Run {
             frame,
-            locals: vec![Value::Null; self.locals],
+            locals: if self.locals == 0 {
+                Vec::new()
+            } else {
+                vec![Value::Null; self.locals]
+            },
             steps: 0,
         };
         run.eval(&self.root)
@@ -913,6 +917,19 @@ fn index(container: &Value, idx: &Value) -> R {
     }
 }
 
+/// A key of a JSON object. The map hashes its keys; arguments are a few keys,
+/// where comparing them in order is several times cheaper than hashing one.
+fn json_get<'j>(
+    obj: &'j serde_json::Map<String, serde_json::Value>,
+    key: &str,
+) -> Option<&'j serde_json::Value> {
+    if obj.len() <= 12 {
+        obj.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        obj.get(key)
+    }
+}
+
 fn select(v: &Value, field: &str) -> R {
     match v {
         Value::Map(m) => m.get(&KeyRef::String(field)).cloned().ok_or(Fail::Error),
@@ -1000,7 +1017,7 @@ fn substring(s: &str, start: &Value, end: Option<&Value>) -> R {
     Ok(Value::String(Arc::new(out)))
 }
 
-impl Run<'_, '_> {
+impl<'a> Run<'_, 'a> {
     fn tick(&mut self) -> Result<(), Fail> {
         self.steps += 1;
         if self.steps > MAX_STEPS {
@@ -1020,6 +1037,31 @@ impl Run<'_, '_> {
         match self.eval(n)? {
             Value::String(s) => Ok(s),
             _ => Err(Fail::Error),
+        }
+    }
+
+    /// A string operand, lent to `f` without a copy: `args.KEY` is read
+    /// straight from the call's JSON. Fails as [`Run::eval_str`] does.
+    fn with_str<T>(&mut self, n: &Node, f: impl FnOnce(&str) -> T) -> Result<T, Fail> {
+        if let (Node::ArgField(k), Args::Json(j)) = (n, &self.frame.args) {
+            self.tick()?;
+            return match json_get(j.as_object().ok_or(Fail::Error)?, k) {
+                Some(serde_json::Value::String(s)) => Ok(f(s)),
+                _ => Err(Fail::Error),
+            };
+        }
+        let s = self.eval_str(n)?;
+        Ok(f(&s))
+    }
+
+    /// `args.KEY` when the call's JSON holds a string there.
+    fn arg_str(&self, n: &Node) -> Option<&'a str> {
+        match (n, &self.frame.args) {
+            (Node::ArgField(k), Args::Json(j)) => j
+                .as_object()
+                .and_then(|o| json_get(o, k))
+                .and_then(serde_json::Value::as_str),
+            _ => None,
         }
     }
 
@@ -1103,6 +1145,27 @@ impl Run<'_, '_> {
                     self.eval(b)
                 }
             }
+            // `args.KEY in ["literal", ...]` for a string argument: compared in place.
+            Node::Bin(Bin::In, a, b)
+                if matches!(
+                    (&**a, &**b, &self.frame.args),
+                    (
+                        Node::ArgField(_),
+                        Node::Const(Value::List(_)),
+                        Args::Json(_)
+                    )
+                ) && self.arg_str(a).is_some() =>
+            {
+                self.tick()?;
+                let (Some(x), Node::Const(Value::List(items))) = (self.arg_str(a), &**b) else {
+                    return Err(Fail::Error);
+                };
+                Ok(Value::Bool(
+                    items
+                        .iter()
+                        .any(|i| matches!(i, Value::String(t) if t.as_str() == x)),
+                ))
+            }
             Node::Bin(op, a, b) => {
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
@@ -1161,6 +1224,21 @@ impl Run<'_, '_> {
                     }
                 })
             }
+            // `args.KEY.contains("literal")` and the like: nothing copied.
+            Node::Str2(f @ (Str2::Contains | Str2::StartsWith | Str2::EndsWith), a, b)
+                if matches!(**b, Node::Const(Value::String(_))) =>
+            {
+                let Node::Const(Value::String(y)) = &**b else {
+                    return Err(Fail::Error);
+                };
+                self.with_str(a, |x| {
+                    Value::Bool(match f {
+                        Str2::Contains => x.contains(y.as_str()),
+                        Str2::StartsWith => x.starts_with(y.as_str()),
+                        _ => x.ends_with(y.as_str()),
+                    })
+                })
+            }
             Node::Str2(f, a, b) => {
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
@@ -1187,10 +1265,7 @@ impl Run<'_, '_> {
                 let r = Regex::new(string(&re)?).map_err(|_| Fail::Error)?;
                 Ok(Value::Bool(r.is_match(string(&s)?)))
             }
-            Node::MatchesRe(s, r) => {
-                let s = self.eval_str(s)?;
-                Ok(Value::Bool(r.is_match(&s)))
-            }
+            Node::MatchesRe(s, r) => self.with_str(s, |s| Value::Bool(r.is_match(s))),
             Node::Glob(p, path) => {
                 let p = self.eval(p)?;
                 let path = self.eval(path)?;
@@ -1198,14 +1273,8 @@ impl Run<'_, '_> {
                 let m = functions::compile_path_glob(p).map_err(|_| Fail::Error)?;
                 Ok(Value::Bool(m.is_match(path.as_str())))
             }
-            Node::GlobConst(m, path) => {
-                let path = self.eval_str(path)?;
-                Ok(Value::Bool(m.is_match(path.as_str())))
-            }
-            Node::GlobAny(set, path) => {
-                let path = self.eval_str(path)?;
-                Ok(Value::Bool(set.is_match(path.as_str())))
-            }
+            Node::GlobConst(m, path) => self.with_str(path, |p| Value::Bool(m.is_match(p))),
+            Node::GlobAny(set, path) => self.with_str(path, |p| Value::Bool(set.is_match(p))),
             Node::PathList {
                 overlaps,
                 case_insensitive,
@@ -1224,10 +1293,7 @@ impl Run<'_, '_> {
                 overlaps,
                 path,
                 set,
-            } => {
-                let p = self.eval_str(path)?;
-                path_list(*overlaps, &p, set)
-            }
+            } => self.with_str(path, |p| path_list(*overlaps, p, set))?,
             Node::IpIn(h, c) => {
                 let h = self.eval(h)?;
                 let c = self.eval(c)?;
@@ -1309,9 +1375,10 @@ impl Run<'_, '_> {
 
 fn path_list(overlaps: bool, path: &str, set: &PathGlobs) -> R {
     let hit = if overlaps {
-        set.is_match(path) || set.overlaps(path).map_err(|_| Fail::Error)?
+        set.is_match(path).map_err(|_| Fail::Error)?
+            || set.overlaps(path).map_err(|_| Fail::Error)?
     } else {
-        set.matches(path)
+        set.matches(path).map_err(|_| Fail::Error)?
     };
     Ok(Value::Bool(hit))
 }

@@ -147,6 +147,8 @@ pub fn read_call(args: &Args) -> Result<Call, String> {
 /// Runs the command.
 #[must_use]
 pub fn run(args: &Args) -> u8 {
+    // One call, as a hook decides it: glob automata are built when used.
+    crate::effects::globs::defer_automata(true);
     let call = match read_call(args) {
         Ok(c) => c,
         Err(e) => {

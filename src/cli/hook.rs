@@ -161,6 +161,9 @@ pub fn run(args: &Args) -> u8 {
     // A panic is reported below, scrubbed, in the agent's blocking form; the
     // default hook would print its message (which may quote input) raw.
     std::panic::set_hook(Box::new(|_| {}));
+    // One call: glob lists build their automata only if the call compares a
+    // pattern with them (`lint` builds them all and reports any too large).
+    crate::effects::globs::defer_automata(true);
     let mut decided = guarded(args.agent, started, || run_unguarded(args, started));
     if catch_unwind(AssertUnwindSafe(|| write_log(&mut decided))).is_err() {
         decided

@@ -30,6 +30,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use globset::{Glob, GlobBuilder};
 use regex_automata::dfa::{Automaton, StartKind, dense};
@@ -105,14 +106,28 @@ pub enum GlobError {
     },
 }
 
+/// Whether glob lists build their automata when first used rather than when
+/// loaded (`hook` and `serve` defer; `lint`, `test` and the library build all,
+/// so a list too complex to compile is a load error).
+static DEFERRED: AtomicBool = AtomicBool::new(false);
+
+/// Defers (or not) building glob lists' automata to their first use. A list
+/// whose automata then fail to build makes each rule that reads it fail
+/// closed, as a rule error.
+pub fn defer_automata(deferred: bool) {
+    DEFERRED.store(deferred, Ordering::Relaxed);
+}
+
 /// A compiled list of path globs, matched as one set.
 #[derive(Clone)]
 pub struct PathGlobs {
     globs: Vec<String>,
+    /// Each glob's regex (the semantics of `GlobMatcher`).
+    regexes: Vec<String>,
     /// The globs' regexes as one set, for literal paths; `None` for no globs.
-    set: Option<meta::Regex>,
+    set: OnceLock<Result<Option<meta::Regex>, GlobError>>,
     /// One anchored DFA per glob, built from the glob's own regex.
-    dfas: Vec<Dfa>,
+    dfas: OnceLock<Result<Vec<Dfa>, GlobError>>,
     case_insensitive: bool,
 }
 
@@ -128,64 +143,108 @@ impl fmt::Debug for PathGlobs {
 }
 
 impl PathGlobs {
-    /// Compiles the globs into one set and one automaton.
+    /// Compiles the globs into one set and one automaton per glob (when first
+    /// used, if [`defer_automata`] is on).
     ///
     /// # Errors
     /// A glob does not parse, or the automaton goes over its size limit.
     pub fn new(globs: &[String], case_insensitive: bool) -> Result<PathGlobs, GlobError> {
-        let mut compiled = Vec::with_capacity(globs.len());
+        PathGlobs::built(globs, case_insensitive, DEFERRED.load(Ordering::Relaxed))
+    }
+
+    /// As [`PathGlobs::new`], the automata built when first used: only a glob
+    /// that does not parse is an error here.
+    ///
+    /// # Errors
+    /// A glob does not parse.
+    pub fn deferred(globs: &[String], case_insensitive: bool) -> Result<PathGlobs, GlobError> {
+        PathGlobs::built(globs, case_insensitive, true)
+    }
+
+    fn built(
+        globs: &[String],
+        case_insensitive: bool,
+        deferred: bool,
+    ) -> Result<PathGlobs, GlobError> {
+        let mut regexes = Vec::with_capacity(globs.len());
         for (index, glob) in globs.iter().enumerate() {
             let g = compile(glob, case_insensitive).map_err(|reason| GlobError::Invalid {
                 index,
                 glob: glob.clone(),
                 reason,
             })?;
-            compiled.push(g);
+            regexes.push(g.regex().to_string());
         }
-        let set = if compiled.is_empty() {
-            None
-        } else {
-            let regexes: Vec<&str> = compiled.iter().map(Glob::regex).collect();
-            Some(
-                regex_set(&regexes).map_err(|reason| GlobError::ListTooComplex {
-                    count: globs.len(),
-                    reason,
-                })?,
-            )
-        };
-        let mut dfas = Vec::with_capacity(compiled.len());
-        let mut total = 0usize;
-        for (index, g) in compiled.iter().enumerate() {
-            let dfa = build_dfa(&[g.regex()], PATTERN_DFA_LIMIT).map_err(|reason| {
-                GlobError::TooComplex {
-                    index,
-                    glob: globs.get(index).cloned().unwrap_or_default(),
-                    reason,
-                }
-            })?;
-            total += dfa.memory_usage();
-            if total > LIST_DFA_LIMIT {
-                return Err(GlobError::ListTooComplex {
-                    count: globs.len(),
-                    reason: format!("automata take more than {LIST_DFA_LIMIT} bytes"),
-                });
-            }
-            dfas.push(dfa);
-        }
-        Ok(PathGlobs {
+        let list = PathGlobs {
             globs: globs.to_vec(),
-            set,
-            dfas,
+            regexes,
+            set: OnceLock::new(),
+            dfas: OnceLock::new(),
             case_insensitive,
-        })
+        };
+        if !deferred {
+            list.set()?;
+            list.dfas()?;
+        }
+        Ok(list)
+    }
+
+    fn set(&self) -> Result<Option<&meta::Regex>, GlobError> {
+        let built = self.set.get_or_init(|| {
+            if self.regexes.is_empty() {
+                return Ok(None);
+            }
+            let regexes: Vec<&str> = self.regexes.iter().map(String::as_str).collect();
+            regex_set(&regexes)
+                .map(Some)
+                .map_err(|reason| GlobError::ListTooComplex {
+                    count: self.globs.len(),
+                    reason,
+                })
+        });
+        match built {
+            Ok(set) => Ok(set.as_ref()),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    fn dfas(&self) -> Result<&[Dfa], GlobError> {
+        let built = self.dfas.get_or_init(|| {
+            let mut dfas = Vec::with_capacity(self.regexes.len());
+            let mut total = 0usize;
+            for (index, regex) in self.regexes.iter().enumerate() {
+                let dfa = build_dfa(&[regex], PATTERN_DFA_LIMIT).map_err(|reason| {
+                    GlobError::TooComplex {
+                        index,
+                        glob: self.globs.get(index).cloned().unwrap_or_default(),
+                        reason,
+                    }
+                })?;
+                total += dfa.memory_usage();
+                if total > LIST_DFA_LIMIT {
+                    return Err(GlobError::ListTooComplex {
+                        count: self.globs.len(),
+                        reason: format!("automata take more than {LIST_DFA_LIMIT} bytes"),
+                    });
+                }
+                dfas.push(dfa);
+            }
+            Ok(dfas)
+        });
+        match built {
+            Ok(d) => Ok(d),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     /// Whether a literal path matches one of the globs.
-    #[must_use]
-    pub fn is_match(&self, path: &str) -> bool {
-        self.set
-            .as_ref()
-            .is_some_and(|re| re.is_match(Input::new(path).anchored(Anchored::Yes)))
+    ///
+    /// # Errors
+    /// The list's automaton, built at first use, is too large.
+    pub fn is_match(&self, path: &str) -> Result<bool, GlobError> {
+        Ok(self
+            .set()?
+            .is_some_and(|re| re.is_match(Input::new(path).anchored(Anchored::Yes))))
     }
 
     /// Whether some path matches both `pattern` (a glob) and one of the globs.
@@ -194,9 +253,10 @@ impl PathGlobs {
     /// The pattern does not parse, its automaton is too large, or the search
     /// goes over [`VISIT_LIMIT`].
     pub fn overlaps(&self, pattern: &str) -> Result<bool, GlobError> {
+        let dfas = self.dfas()?;
         let other = pattern_dfa(pattern, self.case_insensitive)?;
         let mut search = Search::new(&other, pattern)?;
-        for dfa in &self.dfas {
+        for dfa in dfas {
             if search.intersects(dfa)? {
                 return Ok(true);
             }
@@ -206,16 +266,19 @@ impl PathGlobs {
 
     /// Whether a path, or any path a pattern stands for, matches the list.
     ///
-    /// A pattern (see [`is_pattern`]) is compared with [`PathGlobs::overlaps`],
-    /// an error counting as an overlap (fail closed); the text is also matched
-    /// as a literal path, so `/a/file[1]` is caught both as itself and as
-    /// `/a/file1`.
-    #[must_use]
-    pub fn matches(&self, path_or_pattern: &str) -> bool {
-        if self.is_match(path_or_pattern) {
-            return true;
+    /// # Errors
+    /// As [`PathGlobs::is_match`] and [`PathGlobs::overlaps`]: a pattern too
+    /// complex to compare is an error, never a guess either way (the rule
+    /// that asked fails closed).
+    pub fn matches(&self, path_or_pattern: &str) -> Result<bool, GlobError> {
+        if self.is_match(path_or_pattern)? {
+            return Ok(true);
         }
-        is_pattern(path_or_pattern) && self.overlaps(path_or_pattern).unwrap_or(true)
+        if is_pattern(path_or_pattern) {
+            self.overlaps(path_or_pattern)
+        } else {
+            Ok(false)
+        }
     }
 
     /// How many globs the list has.
@@ -241,7 +304,7 @@ impl PathGlobs {
     #[cfg(test)]
     fn dfa_is_match(&self, path: &str) -> bool {
         let cfg = start::Config::new().anchored(Anchored::Yes);
-        self.dfas.iter().any(|dfa| {
+        self.dfas().unwrap_or_default().iter().any(|dfa| {
             let Ok(mut s) = dfa.start_state(&cfg) else {
                 return false;
             };
@@ -615,12 +678,12 @@ mod tests {
     #[test]
     fn literal_paths() {
         let env = list(&["**/.env"]);
-        assert!(env.is_match("/repo/.env"));
-        assert!(env.is_match(".env"));
-        assert!(!env.is_match("/repo/.envrc"));
-        assert!(!env.is_match("/repo/x.env"));
-        assert!(env.matches("/repo/.env"));
-        assert!(!env.matches("/repo/.envrc"));
+        assert!(env.is_match("/repo/.env").unwrap());
+        assert!(env.is_match(".env").unwrap());
+        assert!(!env.is_match("/repo/.envrc").unwrap());
+        assert!(!env.is_match("/repo/x.env").unwrap());
+        assert!(env.matches("/repo/.env").unwrap());
+        assert!(!env.matches("/repo/.envrc").unwrap());
         assert_eq!(env.len(), 1);
         assert!(!env.is_empty());
     }
@@ -633,8 +696,8 @@ mod tests {
         assert!(!set.is_match(".."));
         assert!(glob_match("*.", ".."));
         let l = list(&["*.", "**/*."]);
-        assert!(l.is_match(".."));
-        assert!(l.is_match("/a/.."));
+        assert!(l.is_match("..").unwrap());
+        assert!(l.is_match("/a/..").unwrap());
         assert!(l.overlaps("..").unwrap());
         assert!(l.overlaps("/a/..").unwrap());
     }
@@ -717,7 +780,7 @@ mod tests {
             let l = list(&[glob]);
             assert_eq!(
                 l.overlaps(&escape(path)).unwrap(),
-                l.is_match(path),
+                l.is_match(path).unwrap(),
                 "{glob} vs {path:?}"
             );
         }
@@ -726,8 +789,8 @@ mod tests {
     #[test]
     fn newline_is_crossed_like_globset() {
         let l = list(&["/home/**", "**/.env"]);
-        assert!(l.is_match("/home/a\nb"));
-        assert!(l.is_match("/x\n/.env"));
+        assert!(l.is_match("/home/a\nb").unwrap());
+        assert!(l.is_match("/x\n/.env").unwrap());
         assert!(l.overlaps("/home/a\nb").unwrap());
         assert!(globs_overlap("/x\n/*", "**/.env", false).unwrap());
     }
@@ -748,33 +811,34 @@ mod tests {
 
     #[test]
     fn case_insensitive() {
-        assert!(!list(&["**/.env"]).is_match("/REPO/.ENV"));
-        assert!(list_ci(&["**/.env"]).is_match("/REPO/.ENV"));
+        assert!(!list(&["**/.env"]).is_match("/REPO/.ENV").unwrap());
+        assert!(list_ci(&["**/.env"]).is_match("/REPO/.ENV").unwrap());
         assert!(!list(&["**/.env"]).overlaps("/REPO/.ENV").unwrap());
         assert!(list_ci(&["**/.env"]).overlaps("/REPO/.ENV").unwrap());
         assert!(list_ci(&["**/.env"]).overlaps("/REPO/.E*").unwrap());
         assert!(list_ci(&["/Home/**"]).overlaps("/hOME/*").unwrap());
         assert!(globs_overlap("/A/*", "/a/b", true).unwrap());
         assert!(!globs_overlap("/A/*", "/a/b", false).unwrap());
-        assert!(list_ci(&["**/.env"]).matches("/REPO/.ENV"));
-        assert!(list_ci(&["**/.env"]).matches("/REPO/*"));
+        assert!(list_ci(&["**/.env"]).matches("/REPO/.ENV").unwrap());
+        assert!(list_ci(&["**/.env"]).matches("/REPO/*").unwrap());
     }
 
     #[test]
     fn matches_dispatch() {
         let l = list(&["**/.env", "/home/u/.ssh/**"]);
-        assert!(l.matches("/p/.env"));
-        assert!(!l.matches("/p/.envrc"));
-        assert!(l.matches("/p/*"));
-        assert!(!l.matches("/p/*.rs"));
-        assert!(l.matches("/home/u/**"));
-        // An unparsable pattern fails closed.
-        assert!(l.matches("/p/[unclosed"));
+        assert!(l.matches("/p/.env").unwrap());
+        assert!(!l.matches("/p/.envrc").unwrap());
+        assert!(l.matches("/p/*").unwrap());
+        assert!(!l.matches("/p/*.rs").unwrap());
+        assert!(l.matches("/home/u/**").unwrap());
+        // An unparsable pattern is an error, which the asking rule counts
+        // against the call (never a guess that it does not match).
+        assert!(l.matches("/p/[unclosed").is_err());
         assert!(l.overlaps("/p/[unclosed").is_err());
         // A literal read as a pattern is still matched as itself.
         let br = list(&["/a/file[[]1]"]);
-        assert!(br.is_match("/a/file[1]"));
-        assert!(br.matches("/a/file[1]"));
+        assert!(br.is_match("/a/file[1]").unwrap());
+        assert!(br.matches("/a/file[1]").unwrap());
         assert!(!br.overlaps("/a/file[1]").unwrap());
     }
 
@@ -793,7 +857,7 @@ mod tests {
         ] {
             let e = escape(lit);
             assert!(glob_match(&e, lit), "{lit} as {e}");
-            assert!(list(&[&e]).is_match(lit));
+            assert!(list(&[&e]).is_match(lit).unwrap());
             assert!(globs_overlap(&e, &escape(lit), false).unwrap());
         }
         assert!(!glob_match(&escape("/a*"), "/ab"));
@@ -803,9 +867,9 @@ mod tests {
     fn empty_list() {
         let l = PathGlobs::new(&[], false).unwrap();
         assert!(l.is_empty());
-        assert!(!l.is_match("/x"));
+        assert!(!l.is_match("/x").unwrap());
         assert!(!l.overlaps("/**").unwrap());
-        assert!(!l.matches("/**"));
+        assert!(!l.matches("/**").unwrap());
         assert!(l.overlaps("[").is_err());
     }
 
@@ -830,6 +894,42 @@ mod tests {
     }
 
     #[test]
+    fn deferred_automata_fail_at_first_use_not_silently() {
+        let big = format!("**/*a{}", "?".repeat(22));
+        let globs = ["/x".to_string(), big];
+        // Deferred, the list loads; a literal path matches through the set...
+        let l = PathGlobs::deferred(&globs, false).unwrap();
+        assert!(l.is_match("/x").unwrap());
+        assert!(!l.is_match("/y").unwrap());
+        // ...and the automaton too large to build is an error when a pattern
+        // is compared, as it would have been at load.
+        let err = l.matches("/x/*").unwrap_err();
+        assert!(
+            matches!(err, GlobError::TooComplex { index: 1, .. }),
+            "{err}"
+        );
+        assert!(l.overlaps("/*").is_err());
+        // A list that builds gives the same answers deferred and not.
+        let ok = ["**/.env".to_string(), "/etc/*".to_string()];
+        let (d, e) = (
+            PathGlobs::deferred(&ok, false).unwrap(),
+            PathGlobs::new(&ok, false).unwrap(),
+        );
+        for p in [
+            "/a/.env",
+            "/etc/passwd",
+            "/etc/*",
+            "**/*.env",
+            "/srv/x",
+            "/etc/**",
+        ] {
+            assert_eq!(d.matches(p).unwrap(), e.matches(p).unwrap(), "{p}");
+        }
+        // A glob that does not parse is still an error at once.
+        assert!(PathGlobs::deferred(&["a}".to_string()], false).is_err());
+    }
+
+    #[test]
     fn limits_are_errors() {
         // `*a` followed by n `?` needs about 2^n DFA states.
         let big = format!("**/*a{}", "?".repeat(22));
@@ -847,7 +947,7 @@ mod tests {
             l.overlaps(&big),
             Err(GlobError::PatternTooComplex { .. })
         ));
-        assert!(l.matches(&big));
+        assert!(l.matches(&big).is_err());
         // A product that is too large to walk.
         let a = format!("/*a{}", "?".repeat(9));
         let b = format!("/*b{}", "?".repeat(9));
@@ -945,7 +1045,7 @@ mod tests {
         let t = Instant::now();
         let l_ci = PathGlobs::new(&globs, true).unwrap();
         let built_ci = t.elapsed();
-        let dfa_bytes: usize = l.dfas.iter().map(|d| d.memory_usage()).sum();
+        let dfa_bytes: usize = l.dfas().unwrap().iter().map(|d| d.memory_usage()).sum();
         let patterns = [
             "/home/u/project/src/*.rs",
             "/home/u/project/*",
@@ -969,7 +1069,9 @@ mod tests {
         let t = Instant::now();
         let mut hits = 0;
         for i in 0..n {
-            if l.is_match(&format!("/home/u/project/src/file{i}.rs")) {
+            if l.is_match(&format!("/home/u/project/src/file{i}.rs"))
+                .unwrap()
+            {
                 hits += 1;
             }
         }
@@ -1060,12 +1162,14 @@ mod tests {
         ) {
             let globs: Vec<String> = globs.into_iter().chain(more).collect();
             let Ok(l) = PathGlobs::new(&globs, ci) else { return Ok(()); };
-            let hit = l.is_match(&path);
+            let hit = l.is_match(&path).unwrap();
             prop_assert_eq!(hit, l.dfa_is_match(&path), "{:?} vs {:?}", globs, path);
             let escaped = escape(&path);
             prop_assert_eq!(l.overlaps(&escaped).unwrap(), hit, "{:?} vs {:?}", globs, path);
-            let as_pattern = is_pattern(&path) && l.overlaps(&path).unwrap_or(true);
-            prop_assert_eq!(l.matches(&path), hit || as_pattern);
+            // A pattern that cannot be compared is an error, unless the path
+            // matches as a literal.
+            let as_pattern = if is_pattern(&path) { l.overlaps(&path).ok() } else { Some(false) };
+            prop_assert_eq!(l.matches(&path).ok(), if hit { Some(true) } else { as_pattern });
         }
 
         #[test]

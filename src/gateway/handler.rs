@@ -207,7 +207,7 @@ impl Handler {
         if tool.offline {
             // The server is declared but not connected: decide (for the reason and
             // the log), run nothing, and say why it cannot run.
-            let mut ev = registry.evaluate(&call);
+            let mut ev = registry.decide_call(&call);
             crate::runtime::scrub_evaluation(registry.scrubber(), &mut ev);
             let text = match ev.decision {
                 crate::model::Decision::Deny | crate::model::Decision::Reject => ev

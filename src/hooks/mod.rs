@@ -491,7 +491,7 @@ pub fn decide(
         }
     };
     let call = parsed.call(agent, registry);
-    let ev = registry.evaluate(&call);
+    let ev = registry.decide_call(&call);
     let (verdict, reason) = verdict(&ev, settings, agent, parsed.can_ask);
     let scrubber = registry.scrubber();
     let text = message(&reason, scrubber);

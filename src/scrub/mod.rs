@@ -272,7 +272,12 @@ impl Scrubber {
                 validate: None,
             });
         }
-        let prefilter = build_prefilter(&detectors);
+        // Only the built-in detectors: their prefilter is built already.
+        let prefilter = if detectors.len() == BUILTIN.detectors.len() {
+            BUILTIN.prefilter.clone()
+        } else {
+            build_prefilter(&detectors)
+        };
         Ok(Scrubber {
             detectors,
             prefilter,
