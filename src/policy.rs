@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use globset::GlobSet;
 use serde::Serialize;
 
 use crate::call::Call;
@@ -167,7 +166,7 @@ pub struct Rule {
     /// The `tools:` globs as written (reject rules: the tool's own name).
     pub tool_patterns: Vec<(String, Origin)>,
     /// The same globs, compiled.
-    pub tools: GlobSet,
+    pub tools: NameGlobs,
     /// The condition.
     pub when: Expression,
     /// Maps positions in `when` to the file.
@@ -251,7 +250,7 @@ pub struct Override {
     /// Globs over the server's own tool names, as written.
     pub patterns: Vec<String>,
     /// The same, compiled.
-    pub tools: GlobSet,
+    pub tools: NameGlobs,
     /// The safety.
     pub safety: Safety,
     /// What the matching tools' calls do.
@@ -312,9 +311,9 @@ pub struct ServerDef {
     /// Include globs as written.
     pub include_patterns: Vec<String>,
     /// Include globs.
-    pub include: GlobSet,
+    pub include: NameGlobs,
     /// Exclude globs.
-    pub exclude: GlobSet,
+    pub exclude: NameGlobs,
     /// Safety imposed on every tool.
     pub safety: Safety,
     /// Per-tool safety; the first match wins.
@@ -396,5 +395,160 @@ impl Policy {
         self.rules
             .iter()
             .chain(self.tools.iter().flat_map(|t| t.reject.iter()))
+    }
+}
+
+/// Globs over tool names (`*` matches any characters, as globset's `Glob`
+/// with its defaults). A plain name is compared and a pattern whose only
+/// syntax is `*` and `?` is matched by hand; any other pattern is compiled
+/// into a matcher the first time it is asked, so loading many rules builds
+/// no automata.
+#[derive(Debug, Clone, Default)]
+pub struct NameGlobs {
+    globs: Vec<NameGlob>,
+}
+
+#[derive(Debug, Clone)]
+enum NameGlob {
+    Exact(String),
+    /// A pattern whose only syntax is `*` and `?`.
+    Wildcard(Vec<u8>),
+    Glob(globset::Glob, std::sync::OnceLock<globset::GlobMatcher>),
+}
+
+impl NameGlobs {
+    /// Parses the patterns.
+    ///
+    /// # Errors
+    /// The first pattern that is not a valid glob, with globset's error.
+    pub fn new<'a>(
+        patterns: impl IntoIterator<Item = &'a str>,
+    ) -> Result<NameGlobs, (String, globset::Error)> {
+        let mut globs = Vec::new();
+        for p in patterns {
+            globs.push(NameGlob::new(p).map_err(|e| (p.to_string(), e))?);
+        }
+        Ok(NameGlobs { globs })
+    }
+
+    /// Adds one pattern (already parsed by the caller's own check).
+    ///
+    /// # Errors
+    /// The pattern is not a valid glob.
+    pub fn push(&mut self, pattern: &str) -> Result<(), globset::Error> {
+        self.globs.push(NameGlob::new(pattern)?);
+        Ok(())
+    }
+
+    /// Only the one literal name.
+    #[must_use]
+    pub fn exact(name: &str) -> NameGlobs {
+        NameGlobs {
+            globs: vec![NameGlob::Exact(name.to_string())],
+        }
+    }
+
+    /// Whether some pattern matches the name.
+    #[must_use]
+    pub fn is_match(&self, name: &str) -> bool {
+        self.globs.iter().any(|g| g.is_match(name))
+    }
+
+    /// Whether there are no patterns.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.globs.is_empty()
+    }
+}
+
+impl NameGlob {
+    fn new(p: &str) -> Result<NameGlob, globset::Error> {
+        // Parsed in every case, so that what globset rejects is rejected.
+        let glob = globset::Glob::new(p)?;
+        let special = |c: char| matches!(c, '[' | ']' | '{' | '}' | '\\');
+        Ok(if p.contains(special) || p.contains("**") {
+            NameGlob::Glob(glob, std::sync::OnceLock::new())
+        } else if p.contains(['*', '?']) {
+            NameGlob::Wildcard(p.as_bytes().to_vec())
+        } else {
+            NameGlob::Exact(p.to_string())
+        })
+    }
+
+    fn is_match(&self, name: &str) -> bool {
+        match self {
+            NameGlob::Exact(n) => n == name,
+            NameGlob::Wildcard(w) => wildcard_match(w, name.as_bytes()),
+            NameGlob::Glob(g, m) => m.get_or_init(|| g.compile_matcher()).is_match(name),
+        }
+    }
+}
+
+/// globset's `*` (any bytes) and `?` (one byte) over a name, with one
+/// backtrack point: the last `*` seen.
+fn wildcard_match(pattern: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod name_glob_tests {
+    #![expect(clippy::unwrap_used, reason = "tests")]
+    use super::NameGlobs;
+    use proptest::prelude::*;
+
+    fn globset(p: &str) -> globset::GlobMatcher {
+        globset::Glob::new(p).unwrap().compile_matcher()
+    }
+
+    #[test]
+    fn plain_names_and_stars() {
+        let g = NameGlobs::new(["t*_g5", "exact", "mcp__*", "*"]).unwrap();
+        assert!(g.is_match("t17_g5") && g.is_match("exact") && g.is_match("anything"));
+        let g = NameGlobs::new(["t*_g5", "a*b*c"]).unwrap();
+        assert!(g.is_match("t_g5") && !g.is_match("t17_g50") && !g.is_match("x_g5"));
+        assert!(g.is_match("abc") && g.is_match("a-b-c") && !g.is_match("acb"));
+        // `ab*ba` needs four characters, however the pieces overlap.
+        let g = NameGlobs::new(["ab*ba"]).unwrap();
+        assert!(!g.is_match("aba") && g.is_match("abba"));
+        // Other syntax is globset's.
+        let g = NameGlobs::new(["read_{file,dir}", "t?", "x[0-9]"]).unwrap();
+        assert!(g.is_match("read_dir") && g.is_match("t1") && g.is_match("x7"));
+        assert!(!g.is_match("read_x") && !g.is_match("t12") && !g.is_match("xa"));
+        assert!(NameGlobs::new(["a{b"]).is_err());
+        assert!(!NameGlobs::default().is_match(""));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2_000, failure_persistence: None, ..ProptestConfig::default() })]
+        #[test]
+        fn agrees_with_globset(
+            p in "[ab_*?é]{0,7}",
+            name in "[ab_/é\n]{0,8}",
+        ) {
+            let ours = NameGlobs::new([p.as_str()]).unwrap();
+            prop_assert_eq!(ours.is_match(&name), globset(&p).is_match(&name), "{:?} vs {:?}", p, name);
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! compiled once at load.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cel::extractors::This;
 use cel::{Context, ExecutionError, FunctionContext, Value};
@@ -40,7 +40,7 @@ pub const FUNCTIONS: &[&str] = &[
 /// Patterns that are not literals in an expression are compiled when called.
 #[derive(Debug, Default)]
 pub struct PatternCache {
-    globs: HashMap<String, GlobMatcher>,
+    globs: HashMap<String, PathGlob>,
     regexes: HashMap<String, Regex>,
     glob_lists: HashMap<String, Arc<PathGlobs>>,
 }
@@ -92,7 +92,7 @@ impl PatternCache {
     }
 
     /// A glob compiled at load.
-    pub(crate) fn glob(&self, pattern: &str) -> Option<&GlobMatcher> {
+    pub(crate) fn glob(&self, pattern: &str) -> Option<&PathGlob> {
         self.globs.get(pattern)
     }
 
@@ -184,11 +184,29 @@ fn runtime_glob_list_keyed(
 ///
 /// # Errors
 /// The pattern does not compile.
-pub fn compile_path_glob(pattern: &str) -> Result<GlobMatcher, globset::Error> {
-    Ok(GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()?
-        .compile_matcher())
+pub fn compile_path_glob(pattern: &str) -> Result<PathGlob, globset::Error> {
+    Ok(PathGlob {
+        glob: GlobBuilder::new(pattern).literal_separator(true).build()?,
+        matcher: Arc::new(OnceLock::new()),
+    })
+}
+
+/// One path glob of `glob(pattern, path)`: parsed at load, its matcher built
+/// when first matched (a policy of many rules builds only those a call asks).
+#[derive(Debug, Clone)]
+pub struct PathGlob {
+    glob: globset::Glob,
+    matcher: Arc<OnceLock<GlobMatcher>>,
+}
+
+impl PathGlob {
+    /// Whether the path matches.
+    #[must_use]
+    pub fn is_match(&self, path: &str) -> bool {
+        self.matcher
+            .get_or_init(|| self.glob.compile_matcher())
+            .is_match(path)
+    }
 }
 
 /// Lexical path normalisation: `.` and `..` folded, repeated `/` merged, no

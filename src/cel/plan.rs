@@ -25,7 +25,7 @@ use std::sync::Arc;
 use cel::Value;
 use cel::common::ast::{CallExpr, ComprehensionExpr, Expr, IdedExpr, LiteralValue};
 use cel::objects::{Key, KeyRef, Map};
-use globset::{GlobMatcher, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
 use regex::Regex;
 
 use super::functions::{self, PatternCache};
@@ -225,7 +225,7 @@ enum Node {
     Matches(Box<Node>, Box<Node>),
     MatchesRe(Box<Node>, Regex),
     Glob(Box<Node>, Box<Node>),
-    GlobConst(GlobMatcher, Box<Node>),
+    GlobConst(functions::PathGlob, Box<Node>),
     /// `[literal globs].exists(p, glob(p, X))`: X matches one of the set.
     GlobAny(GlobSet, Box<Node>),
     PathList {

@@ -64,8 +64,9 @@ impl Builder {
         let mut unknown = Vec::new();
         for rule in &self.rules {
             for (pattern, at) in &rule.tool_patterns {
-                let Ok(g) = Glob::new(pattern) else { continue };
-                let m = g.compile_matcher();
+                let Ok(m) = crate::policy::NameGlobs::new([pattern.as_str()]) else {
+                    continue;
+                };
                 if self.tools.iter().any(|t| m.is_match(&t.name))
                     || self.could_match_mcp(std::slice::from_ref(&(pattern.clone(), at.clone())))
                 {

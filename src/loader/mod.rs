@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use crate::policy::NameGlobs;
 use serde_saphyr::Spanned;
 
 use crate::call::{Call, Session};
@@ -364,15 +364,12 @@ fn name_globset<'a>(
     b: &mut Builder,
     file: &SourceFile,
     patterns: impl IntoIterator<Item = &'a Spanned<String>>,
-) -> (GlobSet, Vec<(String, Origin)>) {
-    let mut set = GlobSetBuilder::new();
+) -> (NameGlobs, Vec<(String, Origin)>) {
+    let mut set = NameGlobs::default();
     let mut written = Vec::new();
     for p in patterns {
-        match Glob::new(&p.value) {
-            Ok(g) => {
-                set.add(g);
-                written.push((p.value.clone(), origin(file, p)));
-            }
+        match set.push(&p.value) {
+            Ok(()) => written.push((p.value.clone(), origin(file, p))),
             Err(e) => b.diags.push(
                 Diagnostic::new(Code::InvalidGlob, format!("invalid glob `{}`", p.value))
                     .at(origin(file, p).location())
@@ -381,7 +378,6 @@ fn name_globset<'a>(
             ),
         }
     }
-    let set = set.build().unwrap_or_else(|_| GlobSet::empty());
     (set, written)
 }
 

@@ -200,16 +200,12 @@ impl Builder {
             if let Some((when, when_map, when_origin)) =
                 self.compile_rule(file, &r.id, RuleKind::Reject, &r.when)
             {
-                let mut set = GlobSetBuilder::new();
-                if let Ok(g) = Glob::new(&globset::escape(&name)) {
-                    set.add(g);
-                }
                 reject.push(Arc::new(Rule {
                     id: r.id.value.clone(),
                     kind: RuleKind::Reject,
                     description: None,
                     tool_patterns: vec![(name.clone(), here.clone())],
-                    tools: set.build().unwrap_or_else(|_| GlobSet::empty()),
+                    tools: crate::policy::NameGlobs::exact(&name),
                     when,
                     when_map,
                     when_origin,
