@@ -293,21 +293,16 @@ fn stats(mut times: Vec<Duration>) -> (f64, f64) {
     )
 }
 
-/// Times `decide` on every call, `rounds` times.
-fn time_calls<T>(
-    calls: &[T],
-    rounds: usize,
-    mut decide: impl FnMut(&T) -> Decision,
-) -> Vec<Duration> {
-    let mut times = Vec::with_capacity(calls.len() * rounds);
-    for _ in 0..rounds {
-        for c in calls {
+/// Times `decide` on every call once.
+fn time_calls<T>(calls: &[T], mut decide: impl FnMut(&T) -> Decision) -> Vec<Duration> {
+    calls
+        .iter()
+        .map(|c| {
             let t = Instant::now();
             std::hint::black_box(decide(std::hint::black_box(c)));
-            times.push(t.elapsed());
-        }
-    }
-    times
+            t.elapsed()
+        })
+        .collect()
 }
 
 /// The median of `reps` runs of `f`, in ms.
@@ -391,24 +386,35 @@ fn main() {
         .map(|(tool, a, mode)| (*tool, single.request(*tool, a, mode)))
         .collect();
 
-    let native_t = stats(time_calls(&calls, rounds, |(tool, a, mode)| {
-        native.decide(*tool, a, mode).0
-    }));
-    let zp_t = stats(time_calls(&zp_calls, rounds, |c| {
-        registry.evaluate(c).decision
-    }));
-    let sliced_t = stats(time_calls(&calls, rounds, |(tool, a, mode)| {
-        sliced.decide(*tool, a, mode)
-    }));
-    let single_t = stats(time_calls(&calls, rounds, |(tool, a, mode)| {
-        single.decide(*tool, a, mode)
-    }));
-    let sliced_auth_t = stats(time_calls(&sliced_requests, rounds, |(tool, r)| {
-        sliced.decide_request(*tool, r).0
-    }));
-    let single_auth_t = stats(time_calls(&single_requests, rounds, |(tool, r)| {
-        single.decide_request(*tool, r).0
-    }));
+    // Round by round, each decider over every call in turn, so that a slow
+    // moment of the machine falls on all of them alike.
+    let mut t: [Vec<Duration>; 6] = Default::default();
+    for _ in 0..rounds {
+        t[0].extend(time_calls(&calls, |(tool, a, mode)| {
+            native.decide(*tool, a, mode).0
+        }));
+        t[1].extend(time_calls(&zp_calls, |c| registry.evaluate(c).decision));
+        t[2].extend(time_calls(&calls, |(tool, a, mode)| {
+            sliced.decide(*tool, a, mode)
+        }));
+        t[3].extend(time_calls(&calls, |(tool, a, mode)| {
+            single.decide(*tool, a, mode)
+        }));
+        t[4].extend(time_calls(&sliced_requests, |(tool, r)| {
+            sliced.decide_request(*tool, r).0
+        }));
+        t[5].extend(time_calls(&single_requests, |(tool, r)| {
+            single.decide_request(*tool, r).0
+        }));
+    }
+    let [
+        native_t,
+        zp_t,
+        sliced_t,
+        single_t,
+        sliced_auth_t,
+        single_auth_t,
+    ] = t.map(stats);
     let line = |name: &str, (m, p): (f64, f64)| {
         println!("  {name:<52} median {m:>8.2} µs   p99 {p:>8.2} µs");
     };
