@@ -15,8 +15,14 @@ use std::time::{Duration, Instant};
 use zero_policy::diagnostic::SourceFile;
 use zero_policy::dispatch::{Call, Session};
 use zero_policy::loader;
-use zero_policy::model::Decision;
 use zero_policy::registry::Registry;
+
+/// The issue's workload (200 tools, 1,000 rules, 10,000 calls), shared with `benches/peers`.
+#[path = "shared/workload.rs"]
+mod workload;
+use workload::{
+    Native, W_RULES, W_TOOLS, workload_call, workload_calls, workload_files, workload_rules,
+};
 
 fn session() -> Session {
     Session {
@@ -168,248 +174,6 @@ fn generated_calls(tools: usize) -> Vec<Call> {
         .collect()
 }
 
-// ---- the issue's workload: 200 tools, 1,000 rules (~50 per tool), 10,000 calls ----
-
-const W_TOOLS: usize = 200;
-const W_RULES: usize = 1_000;
-const W_GROUPS: usize = 20;
-
-/// One rule's condition, as data: rendered as CEL for zero-policy and checked
-/// by hand for the native decider.
-#[derive(Clone)]
-enum Cond {
-    /// `glob("/data/R/**", args.path)`
-    Glob(String, globset::GlobMatcher),
-    /// `args.command.contains("danger-R") || args.path.startsWith("/srv/R/")`
-    ContainsOrPrefix(String, String),
-    /// `args.command.matches("^rm\\s+-rf\\s+/xR\\b")`
-    Regex(String, regex::Regex),
-    /// `args.user in ["uR", "vR", "adminR"]`
-    InList(Vec<String>),
-    /// `session.mode == "plan" && args.n > R`
-    Session(i64),
-}
-
-impl Cond {
-    fn cel(&self) -> String {
-        match self {
-            Cond::Glob(g, _) => format!("glob(\"{g}\", args.path)"),
-            Cond::ContainsOrPrefix(c, p) => {
-                format!("args.command.contains(\"{c}\") || args.path.startsWith(\"{p}\")")
-            }
-            Cond::Regex(r, _) => format!("args.command.matches(\"{}\")", r.replace('\\', "\\\\")),
-            Cond::InList(items) => format!(
-                "args.user in [{}]",
-                items
-                    .iter()
-                    .map(|i| format!("\"{i}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            Cond::Session(n) => format!("session.mode == \"plan\" && args.n > {n}"),
-        }
-    }
-
-    fn check(&self, a: &NativeArgs, mode: &str) -> bool {
-        match self {
-            Cond::Glob(_, m) => m.is_match(&a.path),
-            Cond::ContainsOrPrefix(c, p) => {
-                a.command.contains(c.as_str()) || a.path.starts_with(p.as_str())
-            }
-            Cond::Regex(_, r) => r.is_match(&a.command),
-            Cond::InList(items) => items.contains(&a.user),
-            Cond::Session(n) => mode == "plan" && a.n > *n,
-        }
-    }
-}
-
-struct WRule {
-    id: String,
-    relax: bool,
-    deny: bool,
-    group: usize,
-    cond: Cond,
-}
-
-fn workload_rules() -> Vec<WRule> {
-    (0..W_RULES)
-        .map(|r| {
-            let cond = match r % 5 {
-                0 => {
-                    let g = format!("/data/{r}/**");
-                    let m = globset::GlobBuilder::new(&g)
-                        .literal_separator(true)
-                        .build()
-                        .unwrap()
-                        .compile_matcher();
-                    Cond::Glob(g, m)
-                }
-                1 => Cond::ContainsOrPrefix(format!("danger-{r}"), format!("/srv/{r}/")),
-                2 => {
-                    let re = format!("^rm\\s+-rf\\s+/x{r}\\b");
-                    Cond::Regex(re.clone(), regex::Regex::new(&re).unwrap())
-                }
-                3 => Cond::InList(vec![format!("u{r}"), format!("v{r}"), format!("admin{r}")]),
-                _ => Cond::Session(r as i64),
-            };
-            WRule {
-                id: format!("r{r:04}"),
-                relax: r % 10 == 7,
-                deny: r % 2 == 0,
-                group: r % W_GROUPS,
-                cond,
-            }
-        })
-        .collect()
-}
-
-fn workload_files(rules: &[WRule]) -> Vec<SourceFile> {
-    let mut manifest = String::from("version: 1\ntools:\n");
-    for i in 0..W_TOOLS {
-        let perm = if i % 3 == 0 { "allow" } else { "prompt" };
-        writeln!(
-            manifest,
-            "  - name: t{i}_g{}\n    description: generated tool {i}\n    scope: write\n    parameters:\n      type: object\n      properties:\n        path: {{type: string}}\n        command: {{type: string}}\n        user: {{type: string}}\n        n: {{type: integer}}\n      required: [path, command, user, n]\n    safety: {{side_effect: write, permission: {perm}, reason: generated}}",
-            i % W_GROUPS
-        )
-        .unwrap();
-    }
-    let mut policy = String::from("version: 1\nrules:\n");
-    let mut relax = String::from("relax:\n");
-    for r in rules {
-        let glob = format!("t*_g{}", r.group);
-        let when = r.cond.cel().replace('\'', "\'\'");
-        if r.relax {
-            writeln!(
-                relax,
-                "  - id: {}\n    tools: [\"{glob}\"]\n    when: '{when}'\n    reason: generated",
-                r.id
-            )
-            .unwrap();
-        } else {
-            let action = if r.deny { "deny" } else { "prompt" };
-            writeln!(policy, "  - id: {}\n    tools: [\"{glob}\"]\n    when: '{when}'\n    action: {action}\n    reason: generated", r.id).unwrap();
-        }
-    }
-    policy.push_str(&relax);
-    vec![
-        SourceFile::new(&PathBuf::from("work/manifest.yaml"), manifest),
-        SourceFile::new(&PathBuf::from("work/policy.yaml"), policy),
-    ]
-}
-
-struct NativeArgs {
-    path: String,
-    command: String,
-    user: String,
-    n: i64,
-}
-
-/// The hand-written decider of the same rules: per tool its rules, plain loops.
-struct Native {
-    /// Per tool: (static permission is prompt, allow?; relax rules; sandbox rules).
-    tools: Vec<(bool, bool, Vec<usize>, Vec<usize>)>,
-    rules: Vec<WRule>,
-}
-
-impl Native {
-    fn new(rules: Vec<WRule>) -> Native {
-        let tools = (0..W_TOOLS)
-            .map(|i| {
-                let g = i % W_GROUPS;
-                let mine = |relax: bool| {
-                    rules
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, r)| r.group == g && r.relax == relax)
-                        .map(|(k, _)| k)
-                        .collect::<Vec<_>>()
-                };
-                (i % 3 != 0, i % 3 == 0, mine(true), mine(false))
-            })
-            .collect();
-        Native { tools, rules }
-    }
-
-    /// (decision, matched ids sorted)
-    fn decide(&self, tool: usize, a: &NativeArgs, mode: &str) -> (Decision, Vec<&str>) {
-        let (prompt, _, relax, sandbox) = &self.tools[tool];
-        let mut matched = Vec::new();
-        let mut decision = if *prompt {
-            Decision::Prompt
-        } else {
-            Decision::Allow
-        };
-        if *prompt {
-            for &k in relax {
-                if self.rules[k].cond.check(a, mode) {
-                    matched.push(self.rules[k].id.as_str());
-                }
-            }
-            if !matched.is_empty() {
-                decision = Decision::Allow;
-            }
-        }
-        for &k in sandbox {
-            let r = &self.rules[k];
-            if r.cond.check(a, mode) {
-                matched.push(r.id.as_str());
-                let action = if r.deny {
-                    Decision::Deny
-                } else {
-                    Decision::Prompt
-                };
-                decision = decision.max(action);
-            }
-        }
-        matched.sort_unstable();
-        (decision, matched)
-    }
-}
-
-/// 10,000 calls: each tool, arguments that hit some of its rules and miss most.
-fn workload_calls() -> Vec<(usize, NativeArgs, &'static str)> {
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
-    (0..10_000)
-        .map(|_| {
-            let tool = next(W_TOOLS as u64) as usize;
-            let r = next(W_RULES as u64 + 200);
-            let path = match next(3) {
-                0 => format!("/data/{r}/file.txt"),
-                1 => format!("/srv/{r}/x"),
-                _ => format!("/home/dev/project/src/{r}.rs"),
-            };
-            let command = match next(3) {
-                0 => format!("rm -rf /x{r}"),
-                1 => format!("make danger-{r}"),
-                _ => "cargo build".to_string(),
-            };
-            let user = match next(3) {
-                0 => format!("u{r}"),
-                1 => format!("admin{}", next(W_RULES as u64)),
-                _ => "dev".to_string(),
-            };
-            let mode = if next(4) == 0 { "plan" } else { "ask" };
-            (
-                tool,
-                NativeArgs {
-                    path,
-                    command,
-                    user,
-                    n: next(1200) as i64,
-                },
-                mode,
-            )
-        })
-        .collect()
-}
-
 fn stats(mut times: Vec<Duration>) -> (f64, f64) {
     times.sort();
     let n = times.len();
@@ -420,7 +184,7 @@ fn stats(mut times: Vec<Duration>) -> (f64, f64) {
 }
 
 fn workload(quick: bool) {
-    let rules = workload_rules();
+    let rules = workload_rules(W_RULES);
     let files = workload_files(&rules);
     let t = Instant::now();
     let loaded = loader::load_sources(files);
@@ -433,14 +197,7 @@ fn workload(quick: bool) {
     let calls = workload_calls();
     let zp_calls: Vec<Call> = calls
         .iter()
-        .map(|(tool, a, mode)| {
-            let mut c = call(
-                &format!("t{tool}_g{}", tool % W_GROUPS),
-                serde_json::json!({"path": a.path, "command": a.command, "user": a.user, "n": a.n}),
-            );
-            c.session.mode = (*mode).to_string();
-            c
-        })
+        .map(|(tool, a, mode)| workload_call(*tool, a, mode))
         .collect();
     // The deciders agree on every call before anything is timed.
     let mut hits = 0;
