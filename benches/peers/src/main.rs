@@ -332,7 +332,8 @@ fn check_agreement(
     let mut counts = [0; 3];
     for (k, ((tool, a, mode), c)) in calls.iter().zip(zp_calls).enumerate() {
         let (n, _) = native.decide(*tool, a, mode);
-        let ev = registry.evaluate(c);
+        let ev = registry.decide_call(c);
+        assert_eq!(registry.evaluate(c).decision, ev.decision, "{c:?}");
         let (s, s_errors) = sliced.decide_request(*tool, &sliced.request(*tool, a, mode));
         let (g, g_errors) = single.decide_request(*tool, &single.request(*tool, a, mode));
         if !ev.errors.is_empty() || s_errors + g_errors > 0 || [ev.decision, s, g] != [n; 3] {
@@ -388,12 +389,13 @@ fn main() {
 
     // Round by round, each decider over every call in turn, so that a slow
     // moment of the machine falls on all of them alike.
-    let mut t: [Vec<Duration>; 6] = Default::default();
+    let mut t: [Vec<Duration>; 7] = Default::default();
     for _ in 0..rounds {
         t[0].extend(time_calls(&calls, |(tool, a, mode)| {
             native.decide(*tool, a, mode).0
         }));
-        t[1].extend(time_calls(&zp_calls, |c| registry.evaluate(c).decision));
+        t[1].extend(time_calls(&zp_calls, |c| registry.decide_call(c).decision));
+        t[6].extend(time_calls(&zp_calls, |c| registry.evaluate(c).decision));
         t[2].extend(time_calls(&calls, |(tool, a, mode)| {
             sliced.decide(*tool, a, mode)
         }));
@@ -414,12 +416,20 @@ fn main() {
         single_t,
         sliced_auth_t,
         single_auth_t,
+        zp_account_t,
     ] = t.map(stats);
     let line = |name: &str, (m, p): (f64, f64)| {
         println!("  {name:<52} median {m:>8.2} µs   p99 {p:>8.2} µs");
     };
     line("native Rust decider", native_t);
-    line("zero-policy (Registry::evaluate)", zp_t);
+    line(
+        "zero-policy (Registry::decide_call, the front doors')",
+        zp_t,
+    );
+    line(
+        "zero-policy (Registry::evaluate, with the step account)",
+        zp_account_t,
+    );
     line("Cedar sliced (build request + authorize)", sliced_t);
     line("Cedar single (build request + authorize)", single_t);
     line("Cedar sliced (authorize a built request)", sliced_auth_t);
