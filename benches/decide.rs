@@ -21,7 +21,8 @@ use zero_policy::registry::Registry;
 #[path = "shared/workload.rs"]
 mod workload;
 use workload::{
-    Native, W_RULES, W_TOOLS, workload_call, workload_calls, workload_files, workload_rules,
+    Native, W_RULES, W_TOOLS, registry_of, workload_call, workload_calls, workload_files,
+    workload_rules,
 };
 
 fn session() -> Session {
@@ -187,11 +188,7 @@ fn workload(quick: bool) {
     let rules = workload_rules(W_RULES);
     let files = workload_files(&rules);
     let t = Instant::now();
-    let loaded = loader::load_sources(files);
-    let policy = loaded
-        .policy
-        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics.first()));
-    let registry = Registry::new(&policy).unwrap();
+    let registry = registry_of(files);
     let load = t.elapsed();
     let native = Native::new(rules);
     let calls = workload_calls();

@@ -11,10 +11,21 @@ use std::path::PathBuf;
 use zero_policy::diagnostic::SourceFile;
 use zero_policy::dispatch::{Call, Session};
 use zero_policy::model::Decision;
+use zero_policy::registry::Registry;
 
 pub const W_TOOLS: usize = 200;
 pub const W_RULES: usize = 1_000;
 pub const W_GROUPS: usize = 20;
+
+/// Loads rendered files and builds their registry; a file that does not load
+/// stops the benchmark with its first diagnostic.
+pub fn registry_of(files: Vec<SourceFile>) -> Registry {
+    let loaded = zero_policy::loader::load_sources(files);
+    let policy = loaded
+        .policy
+        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics.first()));
+    Registry::new(&policy).unwrap()
+}
 
 /// The name of tool `i`: `t{i}_g{group}`, so that `t*_gN` selects a group.
 pub fn tool_name(i: usize) -> String {

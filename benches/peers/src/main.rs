@@ -48,15 +48,14 @@ use cedar_policy::{
     RestrictedExpression,
 };
 use zero_policy::dispatch::Call;
-use zero_policy::loader;
 use zero_policy::model::Decision;
 use zero_policy::registry::Registry;
 
 #[path = "../../shared/workload.rs"]
 mod workload;
 use workload::{
-    Cond, Native, NativeArgs, W_GROUPS, W_RULES, W_TOOLS, WRule, base_allow, tool_name,
-    workload_call, workload_calls, workload_files, workload_rules,
+    Cond, Native, NativeArgs, W_GROUPS, W_RULES, W_TOOLS, WRule, base_allow, registry_of,
+    tool_name, workload_call, workload_calls, workload_files, workload_rules,
 };
 
 /// A generated call: tool index, arguments, session mode.
@@ -313,11 +312,7 @@ fn median_ms(reps: usize, mut f: impl FnMut() -> Duration) -> f64 {
 }
 
 fn zero_policy_registry(rules: &[WRule]) -> Registry {
-    let loaded = loader::load_sources(workload_files(rules));
-    let policy = loaded
-        .policy
-        .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics.first()));
-    Registry::new(&policy).unwrap()
+    registry_of(workload_files(rules))
 }
 
 /// Every decider decides every call the same, or the process ends here.
@@ -453,11 +448,7 @@ fn main() {
         let zp = median_ms(load_reps, || {
             let files = workload_files(&rules);
             let t = Instant::now();
-            let loaded = loader::load_sources(files);
-            let policy = loaded
-                .policy
-                .unwrap_or_else(|| panic!("{:?}", loaded.diagnostics.first()));
-            std::hint::black_box(Registry::new(&policy).unwrap());
+            std::hint::black_box(registry_of(files));
             t.elapsed()
         });
         let single_text = cedar_single_text(&rules);
