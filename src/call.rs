@@ -78,17 +78,12 @@ impl Session {
             "labels": self.labels,
             "agent": self.agent,
         });
-        let vars = cel::Vars {
-            tool: ::cel::Value::Null,
-            args: ::cel::Value::Null,
-            session: ::cel::to_value(&session).unwrap_or(::cel::Value::Null),
-            workspace: ::cel::Value::String(Arc::new(self.workspace.clone())),
-        };
-        let sizes = cel::session_sizes(&vars);
+        let session = ::cel::to_value(&session).unwrap_or(::cel::Value::Null);
+        let workspace = ::cel::Value::String(Arc::new(self.workspace.clone()));
         SessionCel {
-            session: vars.session,
-            workspace: vars.workspace,
-            sizes,
+            sizes: cel::session_sizes(&session, &workspace),
+            session,
+            workspace,
         }
     }
 }

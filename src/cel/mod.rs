@@ -478,8 +478,8 @@ pub struct Vars {
 /// The sizes the cost bound counts for `session`: the larger of the session
 /// value and the workspace the path functions read.
 #[must_use]
-pub fn session_sizes(vars: &Vars) -> budget::Sizes {
-    budget::Sizes::measure(&vars.session).max(budget::Sizes::measure(&vars.workspace))
+pub fn session_sizes(session: &Value, workspace: &Value) -> budget::Sizes {
+    budget::Sizes::measure(session).max(budget::Sizes::measure(workspace))
 }
 
 /// Whether expressions run planned (the default) or only through the `cel`
@@ -545,7 +545,7 @@ impl<'r> Scope<'r> {
         args: plan::Args<'r>,
     ) -> Scope<'r> {
         let tool = budget::Sizes::measure(&vars.tool);
-        let session = session_sizes(vars);
+        let session = session_sizes(&vars.session, &vars.workspace);
         Scope::with_sizes(root, vars, args, tool, session)
     }
 

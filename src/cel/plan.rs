@@ -1043,12 +1043,10 @@ impl<'a> Run<'_, 'a> {
     /// A string operand, lent to `f` without a copy: `args.KEY` is read
     /// straight from the call's JSON. Fails as [`Run::eval_str`] does.
     fn with_str<T>(&mut self, n: &Node, f: impl FnOnce(&str) -> T) -> Result<T, Fail> {
-        if let (Node::ArgField(k), Args::Json(j)) = (n, &self.frame.args) {
+        if let (Node::ArgField(_), Args::Json(_)) = (n, &self.frame.args) {
+            // Not an object, no such key, or not a string: an error, as converted.
             self.tick()?;
-            return match json_get(j.as_object().ok_or(Fail::Error)?, k) {
-                Some(serde_json::Value::String(s)) => Ok(f(s)),
-                _ => Err(Fail::Error),
-            };
+            return self.arg_str(n).map(f).ok_or(Fail::Error);
         }
         let s = self.eval_str(n)?;
         Ok(f(&s))
@@ -1145,28 +1143,18 @@ impl<'a> Run<'_, 'a> {
                     self.eval(b)
                 }
             }
-            // `args.KEY in ["literal", ...]` for a string argument: compared in place.
-            Node::Bin(Bin::In, a, b)
-                if matches!(
-                    (&**a, &**b, &self.frame.args),
-                    (
-                        Node::ArgField(_),
-                        Node::Const(Value::List(_)),
-                        Args::Json(_)
-                    )
-                ) && self.arg_str(a).is_some() =>
-            {
-                self.tick()?;
-                let (Some(x), Node::Const(Value::List(items))) = (self.arg_str(a), &**b) else {
-                    return Err(Fail::Error);
-                };
-                Ok(Value::Bool(
-                    items
-                        .iter()
-                        .any(|i| matches!(i, Value::String(t) if t.as_str() == x)),
-                ))
-            }
             Node::Bin(op, a, b) => {
+                // `args.KEY in ["literal", ...]` for a string argument: compared in place.
+                if matches!(op, Bin::In)
+                    && let (Some(x), Node::Const(Value::List(items))) = (self.arg_str(a), &**b)
+                {
+                    self.tick()?;
+                    return Ok(Value::Bool(
+                        items
+                            .iter()
+                            .any(|i| matches!(i, Value::String(t) if t.as_str() == x)),
+                    ));
+                }
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
                 use std::cmp::Ordering::{Equal, Greater, Less};

@@ -202,10 +202,7 @@ impl PathGlobs {
                     reason,
                 })
         });
-        match built {
-            Ok(set) => Ok(set.as_ref()),
-            Err(e) => Err(e.clone()),
-        }
+        built.as_ref().map(Option::as_ref).map_err(Clone::clone)
     }
 
     fn dfas(&self) -> Result<&[Dfa], GlobError> {
@@ -231,10 +228,7 @@ impl PathGlobs {
             }
             Ok(dfas)
         });
-        match built {
-            Ok(d) => Ok(d),
-            Err(e) => Err(e.clone()),
-        }
+        built.as_deref().map_err(Clone::clone)
     }
 
     /// Whether a literal path matches one of the globs.
