@@ -43,8 +43,11 @@ fn check_args(policy: &Policy, rule: &Rule, out: &mut Vec<Diagnostic>) {
     if tools.iter().any(|t| properties(t).is_none()) {
         return;
     }
+    if rule.when.arg_keys().next().is_none() {
+        return;
+    }
     let mut seen = BTreeSet::new();
-    for read in &rule.when.arg_reads {
+    for read in &rule.when.arg_reads() {
         if !seen.insert(read.key.as_str()) {
             continue;
         }

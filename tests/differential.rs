@@ -542,3 +542,316 @@ fn every_shipped_call_is_decided_as_evaluated() {
     // The shipped calls reach every decision.
     assert_eq!(kinds.len(), 4, "{kinds:?}");
 }
+
+// ---- the two parsers ------------------------------------------------------------
+//
+// Expressions written in the common part of the syntax are parsed by the `cel`
+// crate's Pratt parser (`zero_policy::cel::parse_fast`); the crate's ANTLR
+// parser, which places errors, is the reference and parses the rest. Where the
+// fast path builds a tree, the ANTLR parser must build the same one (node ids
+// aside). Without the fast path's guard, this search finds `!-1`, `-!a`, `0xAu`
+// and `rb"x\y"` read differently within seconds.
+
+/// The tree of `src` by the fast path and by the ANTLR parser, ids blanked;
+/// `Err` when a parser rejects it (or the fast path leaves it to the ANTLR one).
+fn both_parses(src: &str) -> (Result<String, ()>, Result<String, ()>) {
+    static IDS: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"id: \d+").unwrap());
+    let blank =
+        |e: &cel::common::ast::IdedExpr| IDS.replace_all(&format!("{e:?}"), "id").into_owned();
+    let pratt = zero_policy::cel::parse_fast(src)
+        .map(|e| blank(&e))
+        .ok_or(());
+    let antlr = cel::parser::Parser::new()
+        .enable_optional_syntax(true)
+        .parse(src)
+        .map(|e| blank(&e))
+        .map_err(drop);
+    (pratt, antlr)
+}
+
+/// What the fast path builds is what the ANTLR parser builds; where it builds
+/// nothing, the ANTLR parser decides alone.
+fn parses_agree(src: &str) -> Result<(), TestCaseError> {
+    let (fast, antlr) = both_parses(src);
+    match (&fast, &antlr) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(a, b, "`{}` parses to different trees", src),
+        (Ok(_), Err(())) => prop_assert!(false, "`{src}`: the fast path accepts what CEL rejects"),
+        (Err(()), _) => {}
+    }
+    Ok(())
+}
+
+/// Literal spellings the evaluation generator does not write.
+const SPELLINGS: &[&str] = &[
+    r#""a\"b""#,
+    r#"'single'"#,
+    r#""\\s+\\.x""#,
+    r#"'it\'s'"#,
+    r#""a\tb\rc\n""#,
+    r#""\\""#,
+    r#""\\\"""#,
+    r#""\.""#,
+    r#""\s""#,
+    r#""\a\b\f\v\?\`""#,
+    r#""\0""#,
+    r#""\xZZ""#,
+    r#""\u12""#,
+    r#""\U0010FFFF""#,
+    r#""\uD800""#,
+    r#""\n\t\\""#,
+    r#""\u00e9\x41\101""#,
+    r#"r"raw\n""#,
+    r#"R'raw'"#,
+    r#""""triple "quoted" text""""#,
+    r#"'''x'''"#,
+    r#"b"bytes""#,
+    r#"b'\xff'"#,
+    r#"rb"x\y""#,
+    "0x1F",
+    "0XaBu",
+    "17u",
+    "1e3",
+    "2.5e-3",
+    ".5",
+    "1.",
+    "-0",
+    "-9223372036854775808",
+    "18446744073709551615u",
+    "null",
+    "true",
+    "false",
+    "[1, 2,]",
+    "{}",
+    "{\"k\": 1, 2: 'v'}",
+    "{'k': 1,}",
+    "a.b.c",
+    ".a.b",
+    "a.?b",
+    "a[?\"k\"]",
+    "[?a, b]",
+    "{?'k': a}",
+    "x // a comment\n",
+    "`quoted.ident`",
+    "google.protobuf.Int64Value{value: 1}",
+    "Msg{a: 1, b: 'x'}",
+    "f()",
+    "a.f(b, c)",
+    "has(a.b)",
+    "has(a)",
+    "[1].all(x, x > 0)",
+    "m.exists(k, v)",
+    "l.map(x, x * 2)",
+    "l.map(x, x > 0, x * 2)",
+    "l.filter(x, x)",
+    "l.exists_one(x, x)",
+    "a ? b : c ? d : e",
+    "!!a",
+    "--1",
+    "- 1",
+    "a in b in c",
+    "a < b < c",
+    "a == b != c",
+    "a + b * c - d / e % f",
+    "a || b && c || d",
+    "(((a)))",
+    "a[b][c]",
+    "a.b[c].d(e)",
+    "size(a) + a.size()",
+    "int('1') + uint(2) + double(3)",
+    "type(a) == string",
+    "dyn(1)",
+    "timestamp('2020-01-01T00:00:00Z')",
+];
+
+/// Token soup: valid and broken fragments joined, for the error cases too.
+const FRAGMENTS: &[&str] = &[
+    "a",
+    "args.path",
+    "1",
+    "2u",
+    "1.5",
+    "\"s\"",
+    "'t'",
+    "r'u'",
+    "b'v'",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ".",
+    "?",
+    ":",
+    "!",
+    "-",
+    "+",
+    "*",
+    "/",
+    "%",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "&&",
+    "||",
+    "in",
+    "true",
+    "null",
+    ".?",
+    "[?",
+    "has",
+    "exists",
+    "all",
+    "map",
+    "x",
+    "for",
+    "if",
+    "else",
+    "var",
+    "package",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "function",
+    "import",
+    "let",
+    "loop",
+    "namespace",
+    "return",
+    "void",
+    "while",
+    "\"unterminated",
+    "'\\q'",
+    "0x",
+    "1e",
+    "1..2",
+    "&",
+    "|",
+    "=",
+    "#",
+    "//",
+    "\n",
+    " ",
+    "\t",
+    "é",
+    "\\",
+    "`",
+    "`a b`",
+    "\"\"\"",
+    "u",
+    "b",
+];
+
+fn syntax() -> BoxedStrategy<String> {
+    prop::sample::select(SPELLINGS)
+        .prop_map(str::to_string)
+        .prop_recursive(3, 12, 3, |inner| {
+            prop_oneof![
+                (
+                    inner.clone(),
+                    prop::sample::select(&["+", "&&", "||", "==", "in", "<", "*", "-"][..]),
+                    inner.clone()
+                )
+                    .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+                (inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(c, a, b)| format!("{c} ? {a} : {b}")),
+                inner.clone().prop_map(|a| format!("({a})")),
+                inner.clone().prop_map(|a| format!("!{a}")),
+                inner.clone().prop_map(|a| format!("-{a}")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{a}[{b}]")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("[{a}, {b}]")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{{{a}: {b}}}")),
+                (
+                    inner.clone(),
+                    prop::sample::select(
+                        &[
+                            "exists",
+                            "all",
+                            "map",
+                            "filter",
+                            "exists_one",
+                            "contains",
+                            "size"
+                        ][..]
+                    ),
+                    inner.clone()
+                )
+                    .prop_map(|(a, f, b)| format!("{a}.{f}(x, {b})")),
+                inner.clone().prop_map(|a| format!("({a}).field")),
+            ]
+        })
+        .boxed()
+}
+
+fn soup() -> impl Strategy<Value = String> {
+    proptest::collection::vec(prop::sample::select(FRAGMENTS), 1..10).prop_map(|v| v.join(" "))
+}
+
+/// Every expression the shipped files write, and the evaluation generator's
+/// fixed cases, parse the same by both parsers.
+#[test]
+fn every_shipped_expression_parses_the_same_by_both_parsers() {
+    let (policy, _) = shipped();
+    let mut sources: Vec<&str> = policy.all_rules().map(|r| r.when.source.as_str()).collect();
+    for effects in policy.tools.iter().filter_map(|t| t.effects.as_deref()) {
+        let e = effects;
+        for expr in [
+            &e.shell,
+            &e.cwd,
+            &e.reads,
+            &e.writes,
+            &e.fetches,
+            &e.patch,
+            &e.runs_code,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            sources.push(&expr.source);
+        }
+    }
+    assert!(
+        sources.len() > 40,
+        "only {} shipped expressions",
+        sources.len()
+    );
+    let fast = sources
+        .iter()
+        .filter(|s| zero_policy::cel::parse_fast(s).is_some())
+        .count();
+    for src in &sources {
+        parses_agree(src).unwrap();
+    }
+    for s in SPELLINGS {
+        parses_agree(s).unwrap();
+    }
+    // The fast path is taken for what policies are written with.
+    assert!(
+        fast * 10 >= sources.len() * 9,
+        "{fast} of {} parsed fast",
+        sources.len()
+    );
+}
+
+proptest! {
+    #![proptest_config(config(3_000, 10))]
+    #[test]
+    fn parsers_agree_on_generated_expressions(src in expr()) {
+        parses_agree(&src)?;
+    }
+
+    #[test]
+    fn parsers_agree_on_other_syntax(src in syntax()) {
+        parses_agree(&src)?;
+    }
+
+    #[test]
+    fn parsers_agree_on_token_soup(src in soup()) {
+        parses_agree(&src)?;
+    }
+}

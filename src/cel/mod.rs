@@ -15,8 +15,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use cel::common::ast::SourceInfo;
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
-use cel::{Context, Env, ExecutionError, Program, Value};
+use cel::parser::PrattParser;
+use cel::{Context, Env, ExecutionError, Value};
 
 pub use functions::PatternCache;
 
@@ -126,9 +128,11 @@ pub struct ArgRead {
 pub struct Expression {
     /// The source text.
     pub source: String,
-    program: Program,
-    /// Every `args.X` read that is not a `has()` test.
-    pub arg_reads: Vec<ArgRead>,
+    /// The parsed tree, macros expanded.
+    ast: IdedExpr,
+    /// The keys of every `args.X` read that is not a `has()` test, in source
+    /// order; [`Expression::arg_reads`] places them.
+    arg_keys: Vec<String>,
     /// Keys guarded by `has(args.X)` or `args.?X` somewhere in the expression.
     pub guarded: BTreeSet<String>,
     /// Literal glob patterns (already compiled into the shared cache).
@@ -146,6 +150,60 @@ pub struct Expression {
 }
 
 impl Expression {
+    /// The keys of every `args.X` read that is not a `has()` test.
+    pub fn arg_keys(&self) -> impl Iterator<Item = &str> {
+        self.arg_keys.iter().map(String::as_str)
+    }
+
+    /// Every `args.X` read that is not a `has()` test, placed in the source.
+    ///
+    /// Parses the source again, with the parser that keeps positions: for
+    /// reports (`lint`), not for deciding.
+    #[must_use]
+    pub fn arg_reads(&self) -> Vec<ArgRead> {
+        let source = self.source.as_str();
+        let Ok((ast, info)) = cel::parser::Parser::new()
+            .enable_optional_syntax(true)
+            .parse_with_source_info(source)
+        else {
+            // INVARIANT: the source compiled; should the two parsers ever
+            // disagree, each read still names its key, over the whole source.
+            return self
+                .arg_keys
+                .iter()
+                .map(|key| ArgRead {
+                    key: key.clone(),
+                    start: 0,
+                    end: source.len(),
+                })
+                .collect();
+        };
+        let mut walk = Walk::default();
+        walk.expr(&ast, &mut Vec::new());
+        walk.arg_reads
+            .iter()
+            .map(|(key, id, operand)| {
+                // From the start of `args` to the end of the key: a select node sits at
+                // its `.`, an index node's key literal ends before `]`.
+                let (start, _) = node_range(source, Some(&info), *operand);
+                let (at, at_end) = node_range(source, Some(&info), *id);
+                let end = if source.get(at..at + 1) == Some(".") {
+                    (at + 1 + key.len()).min(source.len())
+                } else {
+                    source
+                        .get(at_end..)
+                        .and_then(|r| r.find(']'))
+                        .map_or(at_end, |i| at_end + i + 1)
+                };
+                ArgRead {
+                    key: key.clone(),
+                    start,
+                    end,
+                }
+            })
+            .collect()
+    }
+
     /// `None` when the expression is planned; otherwise why the `cel` crate
     /// evaluates it (a construct the planner does not know).
     #[must_use]
@@ -156,7 +214,7 @@ impl Expression {
     /// Whether it is a literal (`true`, `"x"`, `[…]`) rather than a computation.
     #[must_use]
     pub fn literal_kind(&self) -> Option<&'static str> {
-        match &self.program.expression().expr {
+        match &self.ast.expr {
             Expr::Literal(LiteralValue::String(_)) => Some("a string"),
             Expr::Literal(LiteralValue::Boolean(_)) => Some("a bool"),
             Expr::Literal(
@@ -216,8 +274,28 @@ impl CelEnv {
                 end: next_char_boundary(source, r.start.min(source.len())),
             }]);
         }
-        let program = match self.env.compile(source) {
-            Ok(p) => p,
+        // The `cel` crate's Pratt parser builds the same tree as its ANTLR one
+        // several times faster (tests/differential.rs holds them equal), but
+        // keeps no positions. An expression with a problem is parsed again by
+        // the ANTLR parser, whose positions place each error.
+        match parse_fast(source) {
+            Some(ast) => match self.check(source, ast, None, cache, cx) {
+                Ok(expr) => Ok(expr),
+                Err(_) => self.compile_located(source, cache, cx),
+            },
+            None => self.compile_located(source, cache, cx),
+        }
+    }
+
+    /// [`CelEnv::compile`] with the ANTLR parser, whose positions place errors.
+    fn compile_located(
+        &self,
+        source: &str,
+        cache: &mut PatternCache,
+        cx: &CompileCtx<'_>,
+    ) -> Result<Expression, Vec<ExprError>> {
+        let (ast, info) = match self.env.parser().parse_with_source_info(source) {
+            Ok(parsed) => parsed,
             Err(errs) => {
                 return Err(errs
                     .errors
@@ -250,21 +328,22 @@ impl CelEnv {
                     .collect());
             }
         };
+        self.check(source, ast, Some(&info), cache, cx)
+    }
+
+    /// The checks of [`CelEnv::compile`] on a parsed tree; `info` places errors
+    /// (without it, each error covers the whole source).
+    fn check(
+        &self,
+        source: &str,
+        ast: IdedExpr,
+        info: Option<&SourceInfo>,
+        cache: &mut PatternCache,
+        cx: &CompileCtx<'_>,
+    ) -> Result<Expression, Vec<ExprError>> {
         let mut walk = Walk::default();
-        walk.expr(program.expression(), &mut Vec::new());
-        let range = |id: u64| -> (usize, usize) {
-            match program.source_info().offset_for(id) {
-                Some((a, b)) => {
-                    let a = a as usize;
-                    let b = (b as usize).max(a);
-                    (
-                        a.min(source.len()),
-                        next_char_boundary(source, b.min(source.len())),
-                    )
-                }
-                None => (0, source.len()),
-            }
-        };
+        walk.expr(&ast, &mut Vec::new());
+        let range = |id: u64| node_range(source, info, id);
         let mut errors = Vec::new();
         for (name, id) in &walk.idents {
             if name == "call" && !cx.allow_call {
@@ -367,8 +446,7 @@ impl CelEnv {
             }
         }
         if errors.is_empty() {
-            let estimate =
-                budget::estimate(program.expression(), &budget::Inputs::ASSUMED, cx.lists);
+            let estimate = budget::estimate(&ast, &budget::Inputs::ASSUMED, cx.lists);
             if let Some(id) = estimate.over {
                 // A macro's node sits inside its name: underline the whole name.
                 let (mut start, mut end) = range(id);
@@ -399,31 +477,9 @@ impl CelEnv {
                 .filter_map(|(n, _, _)| cx.lists.get(n).map(|l| (n.clone(), l.clone())))
                 .collect()
         };
-        let arg_reads = walk
-            .arg_reads
-            .iter()
-            .map(|(key, id, operand)| {
-                // From the start of `args` to the end of the key: a select node sits at
-                // its `.`, an index node's key literal ends before `]`.
-                let (start, _) = range(*operand);
-                let (at, at_end) = range(*id);
-                let end = if source.get(at..at + 1) == Some(".") {
-                    (at + 1 + key.len()).min(source.len())
-                } else {
-                    source
-                        .get(at_end..)
-                        .and_then(|r| r.find(']'))
-                        .map_or(at_end, |i| at_end + i + 1)
-                };
-                ArgRead {
-                    key: key.clone(),
-                    start,
-                    end,
-                }
-            })
-            .collect();
+        let arg_keys = walk.arg_reads.iter().map(|(k, _, _)| k.clone()).collect();
         let plan = plan::plan(
-            program.expression(),
+            &ast,
             &plan::PlanCtx {
                 cache,
                 lists: cx.lists,
@@ -433,8 +489,8 @@ impl CelEnv {
         Ok(Expression {
             source: source.to_string(),
             plan,
-            program,
-            arg_reads,
+            ast,
+            arg_keys,
             guarded: walk.guarded,
             globs: walk.globs.into_iter().map(|(p, _)| p).collect(),
             regexes: walk.regexes.into_iter().map(|(p, _)| p).collect(),
@@ -602,9 +658,7 @@ impl<'r> Scope<'r> {
     /// # Errors
     /// A run-time error.
     pub fn eval_reference(&self, expr: &Expression) -> Result<Value, String> {
-        expr.program
-            .execute(self.cel_ctx())
-            .map_err(|e| describe_error(&e))
+        Value::resolve(&expr.ast, self.cel_ctx()).map_err(|e| describe_error(&e))
     }
 
     /// Evaluates an expression with the planned evaluator alone; `None` if it
@@ -621,7 +675,7 @@ impl<'r> Scope<'r> {
             return Ok(());
         }
         let sizes = self.sizes.max(budget::Inputs::ASSUMED);
-        let estimate = budget::estimate(expr.program.expression(), &sizes, &expr.list_sizes);
+        let estimate = budget::estimate(&expr.ast, &sizes, &expr.list_sizes);
         if estimate.fits() {
             Ok(())
         } else {
@@ -715,6 +769,123 @@ fn is_known_function(name: &str) -> bool {
 }
 
 /// Converts a (1-based line, 1-based char column) into a byte offset.
+/// The tree of `source` by the `cel` crate's Pratt parser, when the source is
+/// written in the part of the syntax where it is known to build the same tree
+/// as the ANTLR parser (tests/differential.rs searches for differences): no
+/// unary minus, no escapes or raw, bytes or triple-quoted strings, no hex
+/// numbers, no quoted identifiers, no reserved words. `None` otherwise, or
+/// when the Pratt parser rejects it: the ANTLR parser decides.
+#[doc(hidden)]
+#[must_use]
+pub fn parse_fast(source: &str) -> Option<IdedExpr> {
+    use cel::parser::pratt_parser::{Lexer, TokenKind as T};
+    let mut lexer = Lexer::new(source);
+    let mut operand_before = false;
+    loop {
+        let tok = lexer.lex();
+        let text = source.get(tok.start..tok.end)?;
+        let safe = match tok.kind {
+            T::TokEnd => break,
+            T::TokWhitespace => continue,
+            T::TokInt => text.bytes().all(|b| b.is_ascii_digit()),
+            T::TokUint => {
+                let digits = text.strip_suffix(['u', 'U'])?;
+                !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            }
+            T::TokString => {
+                let quote = text.as_bytes().first().copied();
+                matches!(quote, Some(b'"' | b'\''))
+                    && text.len() >= 2
+                    && !text.starts_with("\"\"\"")
+                    && !text.starts_with("'''")
+                    && simple_escapes(text)
+            }
+            T::TokIdent => !text.starts_with('`'),
+            T::TokMinus => operand_before,
+            T::TokNull
+            | T::TokFalse
+            | T::TokTrue
+            | T::TokIn
+            | T::TokLeftBracket
+            | T::TokRightBracket
+            | T::TokLeftBrace
+            | T::TokRightBrace
+            | T::TokLeftParen
+            | T::TokRightParen
+            | T::TokDot
+            | T::TokComma
+            | T::TokPlus
+            | T::TokAsterisk
+            | T::TokSlash
+            | T::TokPercent
+            | T::TokQuestion
+            | T::TokColon
+            | T::TokExclamation
+            | T::TokEqualEqual
+            | T::TokExclamationEqual
+            | T::TokLess
+            | T::TokLessEqual
+            | T::TokGreater
+            | T::TokGreaterEqual
+            | T::TokLogicalAnd
+            | T::TokLogicalOr => true,
+            _ => false,
+        };
+        if !safe {
+            return None;
+        }
+        operand_before = matches!(
+            tok.kind,
+            T::TokIdent
+                | T::TokInt
+                | T::TokUint
+                | T::TokString
+                | T::TokNull
+                | T::TokFalse
+                | T::TokTrue
+                | T::TokRightParen
+                | T::TokRightBracket
+                | T::TokRightBrace
+        );
+    }
+    PrattParser::new()
+        .enable_optional_syntax(true)
+        .parse(source)
+        .ok()
+}
+
+/// Whether every escape in a string literal is one of `\\`, `\"`, `\'`, `\n`,
+/// `\t`, `\r`: those the two parsers are known to read alike.
+fn simple_escapes(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'\\'
+            && !matches!(
+                bytes.next(),
+                Some(b'\\' | b'"' | b'\'' | b'n' | b't' | b'r')
+            )
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// The byte range of node `id` in `source`; the whole source without positions.
+fn node_range(source: &str, info: Option<&SourceInfo>, id: u64) -> (usize, usize) {
+    match info.and_then(|i| i.offset_for(id)) {
+        Some((a, b)) => {
+            let a = a as usize;
+            let b = (b as usize).max(a);
+            (
+                a.min(source.len()),
+                next_char_boundary(source, b.min(source.len())),
+            )
+        }
+        None => (0, source.len()),
+    }
+}
+
 fn char_pos_to_byte(source: &str, line: usize, col: usize) -> usize {
     let mut offset = 0;
     for (i, l) in source.split_inclusive('\n').enumerate() {

@@ -221,12 +221,13 @@ fn arg_reads_are_recorded_with_guards() {
     let mut cache = PatternCache::default();
     let src = r#"has(args.path) && args.path.startsWith("/") && args["mode"] == "x""#;
     let expr = env.compile(src, &mut cache, &cx()).unwrap();
-    let reads: Vec<(&str, &str)> = expr
-        .arg_reads
+    let reads = expr.arg_reads();
+    let placed: Vec<(&str, &str)> = reads
         .iter()
         .map(|r| (r.key.as_str(), &src[r.start..r.end]))
         .collect();
-    assert_eq!(reads, [("path", "args.path"), ("mode", "args[\"mode\"]")]);
+    assert_eq!(placed, [("path", "args.path"), ("mode", "args[\"mode\"]")]);
+    assert_eq!(expr.arg_keys().collect::<Vec<_>>(), ["path", "mode"]);
     assert!(expr.guarded.contains("path"));
     assert!(!expr.guarded.contains("mode"));
 }
