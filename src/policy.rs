@@ -448,6 +448,18 @@ impl NameGlobs {
         }
     }
 
+    /// The names, when every pattern is a literal name (no glob syntax).
+    #[must_use]
+    pub fn literal_names(&self) -> Option<Vec<&str>> {
+        self.globs
+            .iter()
+            .map(|g| match g {
+                NameGlob::Exact(n) => Some(n.as_str()),
+                NameGlob::Wildcard(_) | NameGlob::Glob(..) => None,
+            })
+            .collect()
+    }
+
     /// Whether some pattern matches the name.
     #[must_use]
     pub fn is_match(&self, name: &str) -> bool {

@@ -11,15 +11,37 @@ impl Builder {
                 s.connect_timeout = default_timeout;
             }
         }
+        // Tools by name: a literal `tools:` name is looked up, not matched
+        // against every tool.
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (k, t) in self.tools.iter().enumerate() {
+            by_name.entry(t.name.as_str()).or_default().push(k);
+        }
+        let matching = |globs: &crate::policy::NameGlobs| -> Vec<&ToolDef> {
+            match globs.literal_names() {
+                Some(names) => {
+                    let mut ks: Vec<usize> = names
+                        .iter()
+                        .filter_map(|n| by_name.get(n))
+                        .flatten()
+                        .copied()
+                        .collect();
+                    ks.sort_unstable();
+                    ks.dedup();
+                    ks.into_iter().map(|k| &self.tools[k]).collect()
+                }
+                None => self
+                    .tools
+                    .iter()
+                    .filter(|t| globs.is_match(&t.name))
+                    .collect(),
+            }
+        };
         for rule in &self.rules {
             if rule.kind != RuleKind::Relax {
                 continue;
             }
-            let matched: Vec<&ToolDef> = self
-                .tools
-                .iter()
-                .filter(|t| rule.tools.is_match(&t.name))
-                .collect();
+            let matched = matching(&rule.tools);
             let denied: Vec<&str> = matched
                 .iter()
                 .filter(|t| t.safety.permission == Permission::Deny)
@@ -67,7 +89,7 @@ impl Builder {
                 let Ok(m) = crate::policy::NameGlobs::new([pattern.as_str()]) else {
                     continue;
                 };
-                if self.tools.iter().any(|t| m.is_match(&t.name))
+                if !matching(&m).is_empty()
                     || self.could_match_mcp(std::slice::from_ref(&(pattern.clone(), at.clone())))
                 {
                     continue;
