@@ -129,41 +129,36 @@ static INDEX: LazyLock<Index> = LazyLock::new(|| {
             .map(|(i, _)| i + 1)
             .collect();
         // Entries joined by YAML anchors (`&x` in one, `*x` in a later one) are
-        // parsed together, as one unit.
-        let mut units: Vec<(usize, usize, Vec<String>)> = Vec::new();
+        // parsed together, as one unit: (start, end, anchors, names).
+        let mut units: Vec<(usize, usize, Vec<String>, Vec<String>)> = Vec::new();
         for (k, &start) in starts.iter().enumerate() {
             let end = starts.get(k + 1).copied().unwrap_or(text.len());
             let entry = &text[start..end];
+            let names = entry_names(entry);
             let uses = yaml_names(entry, '*');
             let joins = units
                 .iter()
-                .rposition(|(_, _, anchors)| uses.iter().any(|u| anchors.contains(u)));
+                .rposition(|(_, _, anchors, _)| uses.iter().any(|u| anchors.contains(u)));
             match joins {
                 Some(first) => {
                     let merged_start = units[first].0;
-                    let mut anchors: Vec<String> =
-                        units.drain(first..).flat_map(|(_, _, a)| a).collect();
+                    let mut anchors = Vec::new();
+                    let mut all_names = Vec::new();
+                    for (_, _, a, n) in units.drain(first..) {
+                        anchors.extend(a);
+                        all_names.extend(n);
+                    }
                     anchors.extend(yaml_names(entry, '&'));
-                    units.push((merged_start, end, anchors));
+                    all_names.extend(names);
+                    units.push((merged_start, end, anchors, all_names));
                 }
-                None => units.push((start, end, yaml_names(entry, '&'))),
+                None => units.push((start, end, yaml_names(entry, '&'), names)),
             }
         }
-        for (start, end, _) in units {
+        for (start, end, _, names) in units {
             let index = entries.len();
             entries.push((fi, start, end));
-            for name in text[start..end]
-                .split("\n  - name: ")
-                .enumerate()
-                .flat_map(|(i, part)| {
-                    let part = if i == 0 {
-                        part.to_string()
-                    } else {
-                        format!("  - name: {part}")
-                    };
-                    entry_names(&part)
-                })
-            {
+            for name in names {
                 by_name.entry(name).or_insert(index);
             }
         }

@@ -1,5 +1,7 @@
 //! The built-in detectors: one regex each, and the checks on their matches.
 
+use std::sync::{Arc, OnceLock};
+
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use super::SIZE_LIMIT;
@@ -20,13 +22,59 @@ pub(super) enum Extract {
     KeyValue,
 }
 
-/// One detector: a compiled regex and how to read its matches.
+/// One detector: a regex and how to read its matches.
 #[derive(Debug, Clone)]
 pub(super) struct Detector {
     pub(super) name: &'static str,
-    pub(super) regex: Regex,
+    pub(super) regex: LazyRegex,
     pub(super) extract: Extract,
     pub(super) validate: Option<Validator>,
+}
+
+/// A detector's regex. A built-in one is compiled on first use, once per
+/// process (the scrubbers cloned from the built-in one share it): text the
+/// prefilter finds clean never needs it, and a hook's process scrubs a few
+/// lines.
+#[derive(Debug, Clone)]
+pub(super) struct LazyRegex {
+    pattern: &'static str,
+    cell: Arc<OnceLock<Regex>>,
+}
+
+impl LazyRegex {
+    /// A regex compiled already (a user's, checked when the scrubber is built).
+    pub(super) fn compiled(regex: Regex) -> LazyRegex {
+        LazyRegex {
+            pattern: "",
+            cell: Arc::new(OnceLock::from(regex)),
+        }
+    }
+
+    fn builtin(pattern: &'static str) -> LazyRegex {
+        LazyRegex {
+            pattern,
+            cell: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The regex, compiled now if it was not.
+    #[expect(
+        clippy::expect_used,
+        reason = "only built-in patterns are compiled here: constants, each compiled by the tests"
+    )]
+    pub(super) fn get(&self) -> &Regex {
+        self.cell.get_or_init(|| {
+            Regex::new(self.pattern).expect("built-in secret patterns are valid regexes")
+        })
+    }
+
+    /// The pattern.
+    pub(super) fn as_str(&self) -> &str {
+        match self.cell.get() {
+            Some(r) => r.as_str(),
+            None => self.pattern,
+        }
+    }
 }
 
 /// A built-in detector before compilation.
@@ -445,16 +493,30 @@ fn in_jwk(text: &str, start: usize, end: usize) -> bool {
 }
 
 /// Compiles the built-in detectors.
+#[cfg(test)]
 pub(super) fn compile_builtins() -> Result<Vec<Detector>, regex::Error> {
     BUILTINS
         .iter()
         .map(|b| {
             Ok(Detector {
                 name: b.name,
-                regex: Regex::new(b.pattern)?,
+                regex: LazyRegex::compiled(Regex::new(b.pattern)?),
                 extract: b.extract,
                 validate: b.validate,
             })
+        })
+        .collect()
+}
+
+/// The built-in detectors, each regex compiled on first use.
+pub(super) fn lazy_builtins() -> Vec<Detector> {
+    BUILTINS
+        .iter()
+        .map(|b| Detector {
+            name: b.name,
+            regex: LazyRegex::builtin(b.pattern),
+            extract: b.extract,
+            validate: b.validate,
         })
         .collect()
 }
@@ -479,19 +541,19 @@ impl Detector {
         };
         match self.extract {
             Extract::Whole => {
-                for m in self.regex.find_iter(text) {
+                for m in self.regex.get().find_iter(text) {
                     push(m.start(), m.end());
                 }
             }
             Extract::Group => {
-                for caps in self.regex.captures_iter(text) {
+                for caps in self.regex.get().captures_iter(text) {
                     if let Some(m) = caps.iter().skip(1).flatten().next() {
                         push(m.start(), m.end());
                     }
                 }
             }
             Extract::KeyValue => {
-                for m in self.regex.find_iter(text) {
+                for m in self.regex.get().find_iter(text) {
                     if let Some((start, end)) = key_value_span(text, m) {
                         push(start, end);
                     }
