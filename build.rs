@@ -1,0 +1,67 @@
+//! Embeds the shipped command catalog: every file of `catalog/`, and the index
+//! of its entries by program name (`build/catalog_index.rs`), so that a
+//! process finds one program's entry without scanning the files.
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+#[path = "build/catalog_index.rs"]
+mod catalog_index;
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
+    let dir = root.join("catalog");
+    println!("cargo::rerun-if-changed=catalog");
+    println!("cargo::rerun-if-changed=build/catalog_index.rs");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<Result<_, _>>()?;
+    names.retain(|n| n.ends_with(".yaml"));
+    names.sort();
+    let texts: Vec<String> = names
+        .iter()
+        .map(|n| std::fs::read_to_string(dir.join(n)))
+        .collect::<Result<_, _>>()?;
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let units = catalog_index::scan(&refs);
+
+    let mut out = String::new();
+    out.push_str("/// The shipped catalog files, by their path in the repository.\n");
+    out.push_str("pub const FILES: &[(&str, &str)] = &[\n");
+    for n in &names {
+        let path = dir.join(n);
+        let path = path.to_str().ok_or("a catalog path is not UTF-8")?;
+        writeln!(
+            out,
+            "    ({:?}, include_str!({path:?})),",
+            format!("catalog/{n}")
+        )?;
+    }
+    out.push_str("];\n\n");
+    out.push_str("/// Each unit of the files: (file, start, end).\n");
+    out.push_str("const UNITS: &[(usize, usize, usize)] = &[\n");
+    for u in &units {
+        writeln!(out, "    ({}, {}, {}),", u.file, u.start, u.end)?;
+    }
+    out.push_str("];\n\n");
+    // The first unit that names a program describes it.
+    let mut by_name: Vec<(&str, usize)> = units
+        .iter()
+        .enumerate()
+        .flat_map(|(k, u)| u.names.iter().map(move |n| (n.as_str(), k)))
+        .collect();
+    by_name.sort();
+    by_name.dedup_by(|later, first| later.0 == first.0);
+    out.push_str("/// Every program name and alias, sorted, with its unit.\n");
+    out.push_str("const NAMES: &[(&str, usize)] = &[\n");
+    for (n, k) in by_name {
+        writeln!(out, "    ({n:?}, {k}),")?;
+    }
+    out.push_str("];\n");
+    std::fs::write(
+        PathBuf::from(std::env::var("OUT_DIR")?).join("catalog_index.rs"),
+        out,
+    )?;
+    Ok(())
+}
