@@ -125,7 +125,9 @@ pub struct RegisteredTool {
     pub offline: bool,
     /// How its definition compares with `zero-policy.lock` (MCP tools, while a lock exists).
     pub pin: Option<PinState>,
-    pub(crate) validator: Option<jsonschema::Validator>,
+    /// The compiled parameters schema; a manifest's, checked by the loader,
+    /// is compiled on the first call that needs it.
+    pub(crate) validator: std::sync::OnceLock<Option<jsonschema::Validator>>,
     pub(crate) reject: Vec<Arc<Rule>>,
     pub(crate) relax: Vec<Arc<Rule>>,
     pub(crate) sandbox: Vec<Arc<Rule>>,
@@ -144,7 +146,10 @@ impl RegisteredTool {
         if self.offline {
             return Ok(());
         }
-        let Some(v) = &self.validator else {
+        let compiled = self
+            .validator
+            .get_or_init(|| jsonschema::draft202012::new(&self.parameters).ok());
+        let Some(v) = compiled else {
             return Err("the tool's parameters are not a valid JSON Schema".into());
         };
         let errors: Vec<String> = v
@@ -507,12 +512,17 @@ impl Registry {
             }
             _ => None,
         };
-        let validator = jsonschema::draft202012::new(&t.parameters).ok();
-        if validator.is_none() {
-            return Err(RegistryError::InvalidSchema(
-                t.name,
-                "it does not compile".into(),
-            ));
+        // A manifest's schema compiled when it loaded; any other is compiled now,
+        // and one that does not compile is refused.
+        let validator = std::sync::OnceLock::new();
+        if !matches!(t.source, ToolSource::Manifest { .. }) {
+            let Ok(v) = jsonschema::draft202012::new(&t.parameters) else {
+                return Err(RegistryError::InvalidSchema(
+                    t.name,
+                    "it does not compile".into(),
+                ));
+            };
+            let _ = validator.set(Some(v));
         }
         let mut relax = Vec::new();
         let mut sandbox = Vec::new();
