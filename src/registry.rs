@@ -261,28 +261,32 @@ impl std::fmt::Debug for Registry {
 }
 
 /// The rules' `tools:` patterns, indexed once for the registry: exact names
-/// in a map, every glob in one set, so a tool's rules are found without
-/// matching each rule's patterns against it.
+/// in a map, every distinct glob once in one set, so a tool's rules are found
+/// without matching each rule's patterns against it.
 #[derive(Debug, Default)]
 struct RuleIndex {
     exact: HashMap<String, Vec<usize>>,
     globs: globset::GlobSet,
-    /// The rule of each glob of `globs`.
-    glob_rule: Vec<usize>,
+    /// The rules of each glob of `globs` (rules often share a pattern).
+    glob_rules: Vec<Vec<usize>>,
 }
 
 impl RuleIndex {
     fn new(rules: &[Arc<Rule>]) -> RuleIndex {
         let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut slots: HashMap<&str, usize> = HashMap::new();
         let mut builder = globset::GlobSetBuilder::new();
-        let mut glob_rule = Vec::new();
+        let mut glob_rules: Vec<Vec<usize>> = Vec::new();
         for (k, rule) in rules.iter().enumerate() {
             for (pattern, _) in &rule.tool_patterns {
                 if !pattern.contains(['*', '?', '[', ']', '{', '}', '\\']) {
                     exact.entry(pattern.clone()).or_default().push(k);
+                } else if let Some(&slot) = slots.get(pattern.as_str()) {
+                    glob_rules[slot].push(k);
                 } else if let Ok(g) = globset::Glob::new(pattern) {
                     builder.add(g);
-                    glob_rule.push(k);
+                    slots.insert(pattern, glob_rules.len());
+                    glob_rules.push(vec![k]);
                 }
             }
         }
@@ -291,19 +295,16 @@ impl RuleIndex {
             globs: builder
                 .build()
                 .unwrap_or_else(|_| globset::GlobSet::empty()),
-            glob_rule,
+            glob_rules,
         }
     }
 
     /// The positions of the rules that may name `tool`, in rule order.
     fn candidates(&self, tool: &str) -> Vec<usize> {
         let mut hits: Vec<usize> = self.exact.get(tool).cloned().unwrap_or_default();
-        hits.extend(
-            self.globs
-                .matches(tool)
-                .into_iter()
-                .map(|i| self.glob_rule[i]),
-        );
+        for i in self.globs.matches(tool) {
+            hits.extend_from_slice(&self.glob_rules[i]);
+        }
         hits.sort_unstable();
         hits.dedup();
         hits
