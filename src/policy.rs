@@ -169,8 +169,6 @@ pub struct Rule {
     pub tools: NameGlobs,
     /// The condition.
     pub when: Expression,
-    /// Maps positions in `when` to the file.
-    pub when_map: ScalarMap,
     /// Where `when` was written.
     pub when_origin: Origin,
     /// The decision when it matches: `prompt`/`deny` (sandbox), `allow` (relax), `reject`.
@@ -187,7 +185,15 @@ impl Rule {
     /// The file location of a byte range inside `when`.
     #[must_use]
     pub fn when_location(&self, start: usize, end: usize) -> Location {
-        let (a, b) = self.when_map.range(start, end);
+        // Mapped when asked (a report), not for every rule that loads.
+        let at = &self.when_origin.span;
+        let map = ScalarMap::new(
+            &self.when_origin.file.text,
+            at.offset,
+            at.offset + at.len,
+            &self.when.source,
+        );
+        let (a, b) = map.range(start, end);
         Location {
             file: self.when_origin.file.clone(),
             span: Span {

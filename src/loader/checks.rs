@@ -11,37 +11,45 @@ impl Builder {
                 s.connect_timeout = default_timeout;
             }
         }
-        // Tools by name: a literal `tools:` name is looked up, not matched
-        // against every tool.
+        // The tools each distinct `tools:` pattern matches, found once: a
+        // literal name is looked up, a glob matched against every tool.
         let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
         for (k, t) in self.tools.iter().enumerate() {
             by_name.entry(t.name.as_str()).or_default().push(k);
         }
-        let matching = |globs: &crate::policy::NameGlobs| -> Vec<&ToolDef> {
-            match globs.literal_names() {
-                Some(names) => {
-                    let mut ks: Vec<usize> = names
-                        .iter()
-                        .filter_map(|n| by_name.get(n))
-                        .flatten()
-                        .copied()
-                        .collect();
-                    ks.sort_unstable();
-                    ks.dedup();
-                    ks.into_iter().map(|k| &self.tools[k]).collect()
-                }
-                None => self
-                    .tools
-                    .iter()
-                    .filter(|t| globs.is_match(&t.name))
-                    .collect(),
+        // `None` for a pattern that is not a glob (reported where it is read).
+        let mut tools_of: HashMap<&str, Option<Vec<usize>>> = HashMap::new();
+        for rule in &self.rules {
+            for (pattern, _) in &rule.tool_patterns {
+                tools_of.entry(pattern.as_str()).or_insert_with(|| {
+                    match crate::policy::NameGlobs::new([pattern.as_str()]) {
+                        Ok(m) if m.literal_names().is_some() => {
+                            Some(by_name.get(pattern.as_str()).cloned().unwrap_or_default())
+                        }
+                        Ok(m) => Some(
+                            (0..self.tools.len())
+                                .filter(|&k| m.is_match(&self.tools[k].name))
+                                .collect(),
+                        ),
+                        Err(_) => None,
+                    }
+                });
             }
-        };
+        }
         for rule in &self.rules {
             if rule.kind != RuleKind::Relax {
                 continue;
             }
-            let matched = matching(&rule.tools);
+            let mut ks: Vec<usize> = rule
+                .tool_patterns
+                .iter()
+                .filter_map(|(p, _)| tools_of.get(p.as_str()).and_then(Option::as_ref))
+                .flatten()
+                .copied()
+                .collect();
+            ks.sort_unstable();
+            ks.dedup();
+            let matched: Vec<&ToolDef> = ks.into_iter().map(|k| &self.tools[k]).collect();
             let denied: Vec<&str> = matched
                 .iter()
                 .filter(|t| t.safety.permission == Permission::Deny)
@@ -86,10 +94,10 @@ impl Builder {
         let mut unknown = Vec::new();
         for rule in &self.rules {
             for (pattern, at) in &rule.tool_patterns {
-                let Ok(m) = crate::policy::NameGlobs::new([pattern.as_str()]) else {
+                let Some(Some(ks)) = tools_of.get(pattern.as_str()) else {
                     continue;
                 };
-                if !matching(&m).is_empty()
+                if !ks.is_empty()
                     || self.could_match_mcp(std::slice::from_ref(&(pattern.clone(), at.clone())))
                 {
                     continue;

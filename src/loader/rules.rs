@@ -151,7 +151,7 @@ impl Builder {
             None => default_tools.iter().collect(),
         };
         let (set, written) = name_globset(self, file, patterns);
-        if let Some((when, when_map, when_origin)) = self.compile_rule(file, id, kind, when) {
+        if let Some((when, when_origin)) = self.compile_rule(file, id, kind, when) {
             self.rules.push(Arc::new(Rule {
                 id: id.value.clone(),
                 kind,
@@ -159,7 +159,6 @@ impl Builder {
                 tool_patterns: written,
                 tools: set,
                 when,
-                when_map,
                 when_origin,
                 action,
                 reason,

@@ -61,7 +61,7 @@ impl Builder {
         id: &Spanned<String>,
         kind: RuleKind,
         when: &Spanned<String>,
-    ) -> Option<(crate::cel::Expression, ScalarMap, Origin)> {
+    ) -> Option<(crate::cel::Expression, Origin)> {
         self.compile_expr(
             file,
             &format!("{} `{}`", kind.as_str(), id.value),
@@ -77,22 +77,23 @@ impl Builder {
         what: &str,
         when: &Spanned<String>,
         allow_call: bool,
-    ) -> Option<(crate::cel::Expression, ScalarMap, Origin)> {
+    ) -> Option<(crate::cel::Expression, Origin)> {
         let when_origin = origin(file, when);
-        let map = ScalarMap::new(
-            &file.text,
-            when_origin.span.offset,
-            when_origin.span.offset + when_origin.span.len,
-            &when.value,
-        );
         let cx = crate::cel::CompileCtx {
             lists: &self.lists,
             allow_call,
             case_insensitive: self.settings.case_insensitive,
         };
         match self.cel.compile(&when.value, &mut self.patterns, &cx) {
-            Ok(expr) => Some((expr, map, when_origin)),
+            Ok(expr) => Some((expr, when_origin)),
             Err(errors) => {
+                // Positions in the value mapped to the file: only for errors.
+                let map = ScalarMap::new(
+                    &file.text,
+                    when_origin.span.offset,
+                    when_origin.span.offset + when_origin.span.len,
+                    &when.value,
+                );
                 for e in errors {
                     let (a, b) = map.range(e.start, e.end);
                     let code = match e.kind {
@@ -197,7 +198,7 @@ impl Builder {
         let mut reject = Vec::new();
         for r in &raw.reject {
             self.check_id(file, &r.id);
-            if let Some((when, when_map, when_origin)) =
+            if let Some((when, when_origin)) =
                 self.compile_rule(file, &r.id, RuleKind::Reject, &r.when)
             {
                 reject.push(Arc::new(Rule {
@@ -207,7 +208,6 @@ impl Builder {
                     tool_patterns: vec![(name.clone(), here.clone())],
                     tools: crate::policy::NameGlobs::exact(&name),
                     when,
-                    when_map,
                     when_origin,
                     action: Decision::Reject,
                     reason: Some(r.message.clone()),
@@ -355,7 +355,7 @@ impl Builder {
         for (key, src, allowed, slot) in keys {
             let Some(src) = src else { continue };
             let label = format!("effect `{key}` of {what}");
-            if let Some((expr, _, at)) = self.compile_expr(file, &label, src, false) {
+            if let Some((expr, at)) = self.compile_expr(file, &label, src, false) {
                 if let Some(kind) = expr.literal_kind()
                     && !allowed.contains(&kind)
                 {
