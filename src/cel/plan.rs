@@ -932,6 +932,14 @@ fn json_get<'j>(
 
 fn select(v: &Value, field: &str) -> R {
     match v {
+        // `tool` and `session` have a handful of fields: a scan compares a few
+        // short strings where a lookup hashes the name with SipHash.
+        Value::Map(m) if m.map.len() <= 12 => m
+            .map
+            .iter()
+            .find(|(k, _)| matches!(k, cel::objects::Key::String(s) if s.as_str() == field))
+            .map(|(_, v)| v.clone())
+            .ok_or(Fail::Error),
         Value::Map(m) => m.get(&KeyRef::String(field)).cloned().ok_or(Fail::Error),
         _ => Err(Fail::Error),
     }
