@@ -21,8 +21,8 @@ use zero_policy::registry::Registry;
 #[path = "shared/workload.rs"]
 mod workload;
 use workload::{
-    Native, W_RULES, W_TOOLS, registry_of, workload_call, workload_calls, workload_files,
-    workload_rules,
+    Native, W_RULES, W_TOOLS, registry_of, workload_calls, workload_files, workload_rules,
+    workload_zp_calls,
 };
 
 fn session() -> Session {
@@ -192,10 +192,7 @@ fn workload(quick: bool) {
     let load = t.elapsed();
     let native = Native::new(rules);
     let calls = workload_calls();
-    let zp_calls: Vec<Call> = calls
-        .iter()
-        .map(|(tool, a, mode)| workload_call(*tool, a, mode))
-        .collect();
+    let zp_calls = workload_zp_calls(&calls);
     // The deciders agree on every call before anything is timed.
     let mut hits = 0;
     for ((tool, a, mode), c) in calls.iter().zip(&zp_calls) {

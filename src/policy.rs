@@ -454,16 +454,10 @@ impl NameGlobs {
         }
     }
 
-    /// The names, when every pattern is a literal name (no glob syntax).
+    /// Whether every pattern is a literal name (no glob syntax).
     #[must_use]
-    pub fn literal_names(&self) -> Option<Vec<&str>> {
-        self.globs
-            .iter()
-            .map(|g| match g {
-                NameGlob::Exact(n) => Some(n.as_str()),
-                NameGlob::Wildcard(_) | NameGlob::Glob(..) => None,
-            })
-            .collect()
+    pub fn is_literal(&self) -> bool {
+        self.globs.iter().all(|g| matches!(g, NameGlob::Exact(_)))
     }
 
     /// Whether some pattern matches the name.

@@ -486,12 +486,16 @@ impl Registry {
             return Err(RegistryError::Duplicate(t.name));
         }
         let tool = self.build_tool(t)?;
+        self.push(tool);
+        Ok(())
+    }
+
+    fn push(&mut self, tool: RegisteredTool) {
         self.index
             .entry(tool.name.clone())
             .or_default()
             .push(self.tools.len());
         self.tools.push(Arc::new(tool));
-        Ok(())
     }
 
     /// Resolves a new tool's rules and compiles its schema.
@@ -589,19 +593,16 @@ impl Registry {
     /// (by a registered tool or by another of the same batch) or any schema is invalid.
     pub(crate) fn insert_all(&mut self, tools: Vec<NewTool>) -> Result<(), RegistryError> {
         let mut names = std::collections::HashSet::new();
-        for t in &tools {
-            if self.index.contains_key(&t.name) || !names.insert(t.name.as_str()) {
-                return Err(RegistryError::Duplicate(t.name.clone()));
-            }
-            if jsonschema::draft202012::new(&t.parameters).is_err() {
-                return Err(RegistryError::InvalidSchema(
-                    t.name.clone(),
-                    "it does not compile".into(),
-                ));
-            }
-        }
+        let mut built = Vec::with_capacity(tools.len());
         for t in tools {
-            self.insert(t)?;
+            if self.index.contains_key(&t.name) || !names.insert(t.name.clone()) {
+                return Err(RegistryError::Duplicate(t.name));
+            }
+            // Builds (and so compiles the schema) once; nothing is added yet.
+            built.push(self.build_tool(t)?);
+        }
+        for tool in built {
+            self.push(tool);
         }
         Ok(())
     }

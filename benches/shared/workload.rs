@@ -61,14 +61,7 @@ impl Cond {
                 format!("args.command.contains(\"{c}\") || args.path.startsWith(\"{p}\")")
             }
             Cond::Regex(r, _) => format!("args.command.matches(\"{}\")", r.replace('\\', "\\\\")),
-            Cond::InList(items) => format!(
-                "args.user in [{}]",
-                items
-                    .iter()
-                    .map(|i| format!("\"{i}\""))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            Cond::InList(items) => format!("args.user in [{}]", quoted_list(items)),
             Cond::Session(n) => format!("session.mode == \"plan\" && args.n > {n}"),
         }
     }
@@ -275,6 +268,23 @@ pub fn workload_calls() -> Vec<(usize, NativeArgs, &'static str)> {
 }
 
 /// One generated call as zero-policy's [`Call`] to tool `tool`.
+/// The items, each in double quotes, joined by `, ` (a CEL or Cedar list's inside).
+pub fn quoted_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| format!("\"{i}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every workload call, as zero-policy's calls.
+pub fn workload_zp_calls(calls: &[(usize, NativeArgs, &str)]) -> Vec<Call> {
+    calls
+        .iter()
+        .map(|(tool, a, mode)| workload_call(*tool, a, mode))
+        .collect()
+}
+
 pub fn workload_call(tool: usize, a: &NativeArgs, mode: &str) -> Call {
     Call {
         tool: tool_name(tool),

@@ -274,9 +274,9 @@ impl CelEnv {
                 end: next_char_boundary(source, r.start.min(source.len())),
             }]);
         }
-        // The `cel` crate's Pratt parser builds the same tree as its ANTLR one
-        // several times faster (tests/differential.rs holds them equal), but
-        // keeps no positions. An expression with a problem is parsed again by
+        // For the syntax `parse_fast` admits, the `cel` crate's Pratt parser
+        // builds the tree its ANTLR one builds, several times faster
+        // (tests/differential.rs holds them equal), but keeps no positions. An expression with a problem is parsed again by
         // the ANTLR parser, whose positions place each error.
         match parse_fast(source) {
             Some(ast) => match self.check(source, ast, None, cache, cx) {
@@ -768,7 +768,6 @@ fn is_known_function(name: &str) -> bool {
         || functions::FUNCTIONS.contains(&name)
 }
 
-/// Converts a (1-based line, 1-based char column) into a byte offset.
 /// The tree of `source` by the `cel` crate's Pratt parser, when the source is
 /// written in the part of the syntax where it is known to build the same tree
 /// as the ANTLR parser (tests/differential.rs searches for differences): no
@@ -886,6 +885,7 @@ fn node_range(source: &str, info: Option<&SourceInfo>, id: u64) -> (usize, usize
     }
 }
 
+/// Converts a (1-based line, 1-based char column) into a byte offset.
 fn char_pos_to_byte(source: &str, line: usize, col: usize) -> usize {
     let mut offset = 0;
     for (i, l) in source.split_inclusive('\n').enumerate() {

@@ -23,7 +23,7 @@ impl Builder {
             for (pattern, _) in &rule.tool_patterns {
                 tools_of.entry(pattern.as_str()).or_insert_with(|| {
                     match crate::policy::NameGlobs::new([pattern.as_str()]) {
-                        Ok(m) if m.literal_names().is_some() => {
+                        Ok(m) if m.is_literal() => {
                             Some(by_name.get(pattern.as_str()).cloned().unwrap_or_default())
                         }
                         Ok(m) => Some(

@@ -54,8 +54,8 @@ use zero_policy::registry::Registry;
 #[path = "../../shared/workload.rs"]
 mod workload;
 use workload::{
-    Cond, Native, NativeArgs, W_GROUPS, W_RULES, W_TOOLS, WRule, base_allow, registry_of,
-    tool_name, workload_call, workload_calls, workload_files, workload_rules,
+    Cond, Native, NativeArgs, W_GROUPS, W_RULES, W_TOOLS, WRule, base_allow, quoted_list,
+    registry_of, tool_name, workload_calls, workload_files, workload_rules, workload_zp_calls,
 };
 
 /// A generated call: tool index, arguments, session mode.
@@ -98,14 +98,7 @@ fn cedar_cond(cond: &Cond) -> String {
                 "context.command == \"rm -rf /x{r}\" || context.command like \"rm -rf /x{r} *\""
             )
         }
-        Cond::InList(items) => format!(
-            "[{}].contains(context.user)",
-            items
-                .iter()
-                .map(|i| format!("\"{i}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        Cond::InList(items) => format!("[{}].contains(context.user)", quoted_list(items)),
         Cond::Session(n) => format!("context.mode == \"plan\" && context.n > {n}"),
     }
 }
@@ -356,10 +349,7 @@ fn main() {
     let deny = rules.iter().filter(|r| !r.relax && r.deny).count();
     let native = Native::new(rules);
     let calls = workload_calls();
-    let zp_calls: Vec<Call> = calls
-        .iter()
-        .map(|(tool, a, mode)| workload_call(*tool, a, mode))
-        .collect();
+    let zp_calls = workload_zp_calls(&calls);
 
     let [allow, prompt, denied] =
         check_agreement(&calls, &zp_calls, &native, &registry, &sliced, &single);
