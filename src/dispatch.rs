@@ -305,6 +305,20 @@ fn fails_closed(scope: &cel::Scope<'_>, rule: &Rule, errors: &mut Vec<RuleError>
     }
 }
 
+/// Whether rule `i` of a list matches: as its batch decided, or evaluated.
+fn matches(
+    decided: &[Option<bool>],
+    i: usize,
+    scope: &cel::Scope<'_>,
+    rule: &Rule,
+    errors: &mut Vec<RuleError>,
+) -> bool {
+    match decided.get(i) {
+        Some(Some(hit)) => *hit,
+        _ => fails_closed(scope, rule, errors),
+    }
+}
+
 fn matched_rule(rule: &Rule) -> MatchedRule {
     MatchedRule {
         id: rule.id.clone(),
@@ -457,10 +471,19 @@ impl Registry {
             Some(f) => describe_effects(f),
         });
 
+        // Conditions that are plain tests of arguments are decided together;
+        // each rule they leave open is evaluated on its own. (Not while the
+        // planned evaluator is off: then every rule is the `cel` crate's.)
+        let batches = cel::planned().then(|| self.batches(tool));
+        let mut decided = Vec::new();
+
         // 4. reject
         let mut first_reject: Option<&Arc<Rule>> = None;
-        for rule in &tool.reject {
-            if fails_closed(&scope, rule, &mut errors) {
+        if let Some(b) = batches {
+            b.reject.decide(&scope, &mut decided);
+        }
+        for (i, rule) in tool.reject.iter().enumerate() {
+            if matches(&decided, i, &scope, rule, &mut errors) {
                 matched.push(matched_rule(rule));
                 // The lowest id gives the message, so rule order never changes it.
                 if first_reject.is_none_or(|f| rule.id < f.id) {
@@ -512,7 +535,11 @@ impl Registry {
         let mut relaxed_by = Vec::new();
         let mut relax_blocked = Vec::new();
         if Relaxation::for_permission(static_permission).is_some() {
-            for rule in &tool.relax {
+            decided.clear();
+            if let Some(b) = batches {
+                b.relax.decide(&scope, &mut decided);
+            }
+            for (i, rule) in tool.relax.iter().enumerate() {
                 // Relaxation needs certainty: a rule over `call` never relaxes a
                 // call whose effects are not exactly known.
                 if rule.when.reads_call
@@ -527,7 +554,7 @@ impl Registry {
                     ));
                     continue;
                 }
-                if fails_closed(&scope, rule, &mut errors) {
+                if matches(&decided, i, &scope, rule, &mut errors) {
                     matched.push(matched_rule(rule));
                     relaxed_by.push(rule.id.clone());
                 }
@@ -578,8 +605,12 @@ impl Registry {
         };
         let mut strictest: Option<&Arc<Rule>> = None;
         let mut sandbox_hits = Vec::new();
-        for rule in &tool.sandbox {
-            if fails_closed(&scope, rule, &mut errors) {
+        decided.clear();
+        if let Some(b) = batches {
+            b.sandbox.decide(&scope, &mut decided);
+        }
+        for (i, rule) in tool.sandbox.iter().enumerate() {
+            if matches(&decided, i, &scope, rule, &mut errors) {
                 matched.push(matched_rule(rule));
                 sandbox_hits.push(rule.id.clone());
                 // Ties are broken by id, so rule order never changes the reason shown.

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::call::Call;
+use crate::cel::batch::Batch;
 use crate::effects::Catalog;
 use crate::loader::lock::{Lock, PinState};
 use crate::model::{Permission, Scope};
@@ -135,7 +136,24 @@ pub struct RegisteredTool {
     /// The sizes of `cel_value`, for the cost bound: measured once.
     pub(crate) cel_sizes: crate::cel::budget::Sizes,
     pub(crate) dispatcher: Dispatcher,
+    /// The three rule lists as batches, read on the tool's first call.
+    batches: std::sync::OnceLock<Arc<RuleBatches>>,
 }
+
+/// A tool's reject, relax and sandbox rules decided together
+/// ([`crate::cel::batch`]); tools with the same rules share one.
+#[derive(Debug)]
+pub(crate) struct RuleBatches {
+    pub(crate) reject: Batch,
+    pub(crate) relax: Batch,
+    pub(crate) sandbox: Batch,
+    /// Some tool with these rules has been called: the next call builds the
+    /// glob and regex sets, which one call alone would not repay.
+    called: std::sync::atomic::AtomicBool,
+}
+
+/// The rules of a tool's three lists, by identity: the key of shared [`RuleBatches`].
+type BatchKey = [Vec<usize>; 3];
 
 impl RegisteredTool {
     /// Checks the arguments against the parameters; the message names each failing path.
@@ -249,6 +267,8 @@ pub struct Registry {
     /// The sessions seen lately, as CEL values, most recent first: a session
     /// is converted once, not once per call.
     sessions: std::sync::Mutex<Vec<(crate::call::Session, Arc<crate::call::SessionCel>)>>,
+    /// The rule batches made so far, shared by tools with the same rules.
+    batches: std::sync::Mutex<HashMap<BatchKey, Arc<RuleBatches>>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -449,6 +469,7 @@ impl Registry {
             lock: None,
             root,
             sessions: std::sync::Mutex::new(Vec::new()),
+            batches: std::sync::Mutex::new(HashMap::new()),
         };
         for t in &policy.tools {
             let source = ToolSource::Manifest {
@@ -586,6 +607,7 @@ impl Registry {
             cel_value,
             cel_sizes,
             dispatcher: t.dispatcher,
+            batches: std::sync::OnceLock::new(),
         })
     }
 
@@ -737,6 +759,34 @@ impl Registry {
             .ok()?;
         tool.offline = true;
         Some(tool)
+    }
+
+    /// The tool's rules as batches: made on its first call (shared with every
+    /// tool of the same rules), their glob and regex sets on the next.
+    pub(crate) fn batches<'t>(&self, tool: &'t RegisteredTool) -> &'t RuleBatches {
+        let b = tool.batches.get_or_init(|| {
+            let ids = |rules: &[Arc<Rule>]| rules.iter().map(|r| Arc::as_ptr(r) as usize).collect();
+            let key = [ids(&tool.reject), ids(&tool.relax), ids(&tool.sandbox)];
+            let mut made = self
+                .batches
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Arc::clone(made.entry(key).or_insert_with(|| {
+                let of = |rules: &[Arc<Rule>]| Batch::new(rules.iter().map(|r| &r.when));
+                Arc::new(RuleBatches {
+                    reject: of(&tool.reject),
+                    relax: of(&tool.relax),
+                    sandbox: of(&tool.sandbox),
+                    called: std::sync::atomic::AtomicBool::new(false),
+                })
+            }))
+        });
+        if b.called.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            b.reject.index();
+            b.relax.index();
+            b.sandbox.index();
+        }
+        b
     }
 
     /// The command catalog calls are analysed with (the shipped one plus the

@@ -855,3 +855,314 @@ proptest! {
         parses_agree(&src)?;
     }
 }
+
+// ---- rules decided together -------------------------------------------------
+//
+// A tool's conditions that are plain tests of arguments are decided together
+// (`zero_policy::cel::batch`). Wherever a batch answers, the planned evaluator
+// and the `cel` crate must give that bool; the batch must answer most
+// conditions of the forms it knows, and the same before and after its glob and
+// regex sets are built.
+
+const GLOBS: &[&str] = &[
+    "/data/**",
+    "**/.env",
+    "/tmp/*",
+    "*.rs",
+    "src/**",
+    "/etc/*",
+    "{/tmp,/etc}/**",
+    "/home/dev/project/**",
+    "**",
+    "[a-c]*",
+];
+
+const REGEXES: &[&str] = &[
+    "^rm\\s",
+    "a",
+    "^$",
+    "\\.env$",
+    "[0-9]+",
+    "(?i)GIT",
+    "^/tmp",
+    "rm\\s+-rf\\s+/\\b",
+];
+
+/// A condition a batch decides, or (weight 1) one it leaves to the plan.
+fn test_atom() -> BoxedStrategy<String> {
+    let key =
+        || prop::sample::select(&["path", "command", "n", "url", "path", "command", "missing"][..]);
+    prop_oneof![
+        3 => (prop::sample::select(GLOBS), key()).prop_map(|(g, k)| format!("glob({g:?}, args.{k})")),
+        3 => (key(), prop::sample::select(REGEXES)).prop_map(|(k, r)| format!("args.{k}.matches({r:?})")),
+        3 => (key(), prop::sample::select(&["contains", "startsWith", "endsWith"][..]), string_lit())
+            .prop_map(|(k, f, s)| format!("args.{k}.{f}({s})")),
+        2 => (key(), prop::sample::select(&["==", "!="][..]), string_lit())
+            .prop_map(|(k, op, s)| format!("args.{k} {op} {s}")),
+        2 => (key(), proptest::collection::vec(string_lit(), 0..3))
+            .prop_map(|(k, v)| format!("args.{k} in [{}]", v.join(", "))),
+        2 => (key(), prop::sample::select(&["==", "!=", "<", "<=", ">", ">="][..]),
+              prop::sample::select(&["-1", "0", "2", "3u", "9223372036854775807"][..]))
+            .prop_map(|(k, op, n)| format!("args.{k} {op} {n}")),
+        1 => (prop::sample::select(&["mode", "agent", "workspace", "scopes", "missing"][..]),
+              prop::sample::select(&["==", "!="][..]), prop::sample::select(&["\"plan\"", "\"ask\"", "\"\""][..]))
+            .prop_map(|(f, op, s)| format!("session.{f} {op} {s}")),
+        1 => prop::sample::select(&[
+            "size(args.path) > 1", "has(args.path)", "args.n + 1 > 2", "tool.name == \"bash\"",
+            "[\"/tmp/**\"].exists(p, glob(p, args.path))",
+        ][..]).prop_map(str::to_string),
+    ]
+    .boxed()
+}
+
+fn batch_condition() -> BoxedStrategy<String> {
+    test_atom()
+        .prop_recursive(3, 8, 2, |inner| {
+            prop_oneof![
+                (
+                    inner.clone(),
+                    prop::sample::select(&["&&", "||"][..]),
+                    inner.clone()
+                )
+                    .prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+                inner.prop_map(|a| format!("!({a})")),
+            ]
+        })
+        .boxed()
+}
+
+/// A call whose arguments mostly have the types the conditions test, and
+/// sometimes not (missing, another type), as an agent's might.
+fn batch_input() -> impl Strategy<Value = Input> {
+    let text = || {
+        prop_oneof![
+            8 => prop::sample::select(STRINGS).prop_map(|s| Some(json!(s))),
+            1 => json_leaf().prop_map(Some),
+            1 => Just(None),
+        ]
+    };
+    let number = prop_oneof![
+        6 => (-3i64..5).prop_map(|i| Some(json!(i))),
+        1 => Just(Some(json!(u64::MAX))),
+        1 => Just(Some(json!(2.5))),
+        1 => json_leaf().prop_map(Some),
+        1 => Just(None),
+    ];
+    (input(), text(), text(), text(), number).prop_map(|(mut input, path, command, url, n)| {
+        let mut args = serde_json::Map::new();
+        for (k, v) in [("path", path), ("command", command), ("url", url), ("n", n)] {
+            if let Some(v) = v {
+                args.insert(k.to_string(), v);
+            }
+        }
+        input.args = Json::Object(args);
+        input
+    })
+}
+
+/// Decides `srcs` as one batch for each input, before and after its sets are
+/// built; fails where an answer differs from the planned evaluator's or the
+/// crate's. Returns (answered, asked).
+fn check_batch(
+    srcs: &[String],
+    inputs: &[Input],
+    case_insensitive: bool,
+) -> Result<(usize, usize), TestCaseError> {
+    use zero_policy::cel::batch::Batch;
+    let mut cache = PatternCache::default();
+    let cx = CompileCtx {
+        lists: &LISTS,
+        allow_call: false,
+        case_insensitive,
+    };
+    let exprs: Vec<_> = srcs
+        .iter()
+        .filter_map(|s| ENV.compile(s, &mut cache, &cx).ok())
+        .collect();
+    let cache = Arc::new(cache);
+    let root = ENV.root_context(&cache, &LISTS, case_insensitive).unwrap();
+    let batch = Batch::new(exprs.iter());
+    let (mut answered, mut asked) = (0, 0);
+    for indexed in [false, true] {
+        if indexed {
+            batch.index();
+        }
+        for input in inputs {
+            let session = json!({
+                "mode": input.mode, "workspace": input.workspace,
+                "scopes": ["read", "write"], "labels": input.labels, "agent": "",
+            });
+            let vars = Vars {
+                tool: cel::to_value(json!({"name": "bash", "scope": "shell"})).unwrap(),
+                args: cel::Value::Null,
+                session: cel::to_value(&session).unwrap(),
+                workspace: cel::Value::String(Arc::new(input.workspace.to_string())),
+            };
+            let scope = Scope::with_json_args(&root, &vars, &input.args);
+            let mut out = Vec::new();
+            batch.decide(&scope, &mut out);
+            prop_assert!(out.len() <= exprs.len());
+            for (i, expr) in exprs.iter().enumerate() {
+                asked += 1;
+                let Some(Some(hit)) = out.get(i) else {
+                    continue;
+                };
+                answered += 1;
+                let planned = scope.eval_bool(expr);
+                prop_assert_eq!(
+                    &planned,
+                    &Ok(*hit),
+                    "`{}` (sets built: {}) for {:?}",
+                    expr.source,
+                    indexed,
+                    input.args
+                );
+                let reference = scope.eval_reference(expr);
+                prop_assert!(
+                    matches!(reference, Ok(cel::Value::Bool(b)) if b == *hit),
+                    "`{}`: batch {}, cel crate {:?}, for {:?}",
+                    expr.source,
+                    hit,
+                    reference,
+                    input.args
+                );
+            }
+        }
+    }
+    Ok((answered, asked))
+}
+
+/// The generator is worth running: a batch answers a good share of what it is
+/// asked (the rest reaches a missing or mistyped argument, or is not a test).
+#[test]
+fn batches_answer_a_good_share_of_generated_conditions() {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (mut answered, mut asked) = (0, 0);
+    for _ in 0..300 {
+        let srcs = proptest::collection::vec(batch_condition(), 1..10)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let inputs = proptest::collection::vec(batch_input(), 4)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let (a, n) = check_batch(&srcs, &inputs, false).unwrap();
+        answered += a;
+        asked += n;
+    }
+    assert!(answered * 20 > asked * 7, "{answered} of {asked} answered");
+}
+
+// 2 × 1,500 lists of up to 12 conditions, each against 6 calls.
+proptest! {
+    #![proptest_config(config(1_500, 20))]
+    #[test]
+    fn batches_agree_with_the_planned_evaluator(
+        srcs in proptest::collection::vec(batch_condition(), 1..12),
+        inputs in proptest::collection::vec(batch_input(), 6),
+    ) {
+        check_batch(&srcs, &inputs, false)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(1_500, 21))]
+    #[test]
+    fn batches_agree_with_the_planned_evaluator_ignoring_case(
+        srcs in proptest::collection::vec(batch_condition(), 1..12),
+        inputs in proptest::collection::vec(batch_input(), 6),
+    ) {
+        check_batch(&srcs, &inputs, true)?;
+    }
+}
+
+/// Through the dispatch path: tools whose rules a batch decides decide every
+/// call as the `cel` crate does rule by rule (decision, matched rules, errors),
+/// on a tool's first call (no glob or regex sets yet) and on later ones.
+#[test]
+fn the_dispatch_path_decides_batched_rules_as_the_crate_does() {
+    use proptest::strategy::ValueTree;
+    use zero_policy::dispatch::{Call, Session};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let quoted = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let mut decided_by_rules = 0;
+    for _ in 0..40 {
+        let conds = proptest::collection::vec(batch_condition(), 24)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let inputs = proptest::collection::vec(batch_input(), 6)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let mut manifest = String::from("version: 1\ntools:\n");
+        for (name, permission) in [("t_prompt", "prompt"), ("t_allow", "allow")] {
+            manifest.push_str(&format!(
+                "  - name: {name}\n    description: generated\n    scope: write\n    parameters: {{type: object}}\n    safety: {{side_effect: write, permission: {permission}, reason: generated}}\n    reject:\n"
+            ));
+            for (i, c) in conds[..4].iter().enumerate() {
+                manifest.push_str(&format!(
+                    "      - id: {name}-reject-{i}\n        when: {}\n        message: generated\n",
+                    quoted(c)
+                ));
+            }
+        }
+        let mut policy = String::from("version: 1\nrules:\n");
+        for (i, c) in conds[4..16].iter().enumerate() {
+            let action = if i % 2 == 0 { "prompt" } else { "deny" };
+            policy.push_str(&format!(
+                "  - id: sandbox-{i}\n    tools: [\"t_*\"]\n    when: {}\n    action: {action}\n    reason: generated\n",
+                quoted(c)
+            ));
+        }
+        policy.push_str("relax:\n");
+        for (i, c) in conds[16..].iter().enumerate() {
+            policy.push_str(&format!(
+                "  - id: relax-{i}\n    tools: [\"t_prompt\"]\n    when: {}\n    reason: generated\n",
+                quoted(c)
+            ));
+        }
+        let loaded = zero_policy::loader::load_sources(vec![
+            zero_policy::diagnostic::SourceFile::new(
+                std::path::Path::new("gen/manifest.yaml"),
+                manifest,
+            ),
+            zero_policy::diagnostic::SourceFile::new(
+                std::path::Path::new("gen/policy.yaml"),
+                policy,
+            ),
+        ]);
+        let Some(policy) = loaded.policy else {
+            panic!("{:?}", loaded.diagnostics);
+        };
+        let registry = zero_policy::registry::Registry::new(&policy).unwrap();
+        for input in &inputs {
+            for tool in ["t_prompt", "t_allow"] {
+                let call = Call {
+                    tool: tool.into(),
+                    args: input.args.clone(),
+                    session: Session {
+                        mode: input.mode.into(),
+                        workspace: input.workspace.into(),
+                        ..Session::default()
+                    },
+                };
+                for _ in 0..2 {
+                    let batched = registry.decide_call(&call);
+                    zero_policy::cel::set_planned(false);
+                    let reference = registry.decide_call(&call);
+                    zero_policy::cel::set_planned(true);
+                    pretty_assertions::assert_eq!(batched, reference, "{call:?}");
+                    decided_by_rules += usize::from(!batched.matched.is_empty());
+                }
+            }
+        }
+    }
+    // Rules matched in a good share of the calls, so the comparison has something to compare.
+    assert!(
+        decided_by_rules > 200,
+        "{decided_by_rules} of 960 calls matched a rule"
+    );
+}

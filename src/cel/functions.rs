@@ -200,6 +200,11 @@ pub struct PathGlob {
 }
 
 impl PathGlob {
+    /// The glob as parsed, with the options it was compiled with.
+    pub(crate) fn glob(&self) -> &globset::Glob {
+        &self.glob
+    }
+
     /// Whether the path matches.
     #[must_use]
     pub fn is_match(&self, path: &str) -> bool {

@@ -6,6 +6,7 @@
 //! `matches` patterns are compiled into a [`PatternCache`], and the `args.X`
 //! reads are recorded for `lint`.
 
+pub mod batch;
 pub mod budget;
 pub mod functions;
 pub mod plan;
@@ -547,6 +548,12 @@ static PLANNED: AtomicBool = AtomicBool::new(true);
 /// is checked against, kept for side-by-side measurement.
 pub fn set_planned(on: bool) {
     PLANNED.store(on, Ordering::Relaxed);
+}
+
+/// Whether the planned evaluator is on (see [`set_planned`]).
+#[must_use]
+pub fn planned() -> bool {
+    PLANNED.load(Ordering::Relaxed)
 }
 
 /// Evaluates expressions for one call: the variables are bound once.

@@ -118,7 +118,7 @@ impl<'a> Frame<'a> {
     }
 
     /// `args.KEY`: `None` if the key is missing, `Err` if `args` is not a map.
-    fn arg_field(&self, key: &Arc<str>) -> Result<Option<Value>, Fail> {
+    pub(super) fn arg_field(&self, key: &Arc<str>) -> Result<Option<Value>, Fail> {
         match &self.args {
             Args::Cel(v) => match v {
                 Value::Map(m) => Ok(m.get(&KeyRef::String(key)).cloned()),
@@ -158,7 +158,7 @@ impl<'a> Frame<'a> {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Var {
+pub(super) enum Var {
     Tool,
     Session,
     Call,
@@ -166,7 +166,7 @@ enum Var {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Bin {
+pub(super) enum Bin {
     Eq,
     Ne,
     Lt,
@@ -183,7 +183,7 @@ enum Bin {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Str1 {
+pub(super) enum Str1 {
     PathIsTree,
     PathIsPattern,
     PathClean,
@@ -194,7 +194,7 @@ enum Str1 {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Str2 {
+pub(super) enum Str2 {
     Contains,
     StartsWith,
     EndsWith,
@@ -202,7 +202,7 @@ enum Str2 {
 }
 
 #[derive(Debug)]
-enum Node {
+pub(super) enum Node {
     Const(Value),
     Var(Var),
     Local(usize),
@@ -244,7 +244,7 @@ enum Node {
 }
 
 #[derive(Debug)]
-struct Compr {
+pub(super) struct Compr {
     range: Node,
     iter: usize,
     accu: usize,
@@ -691,6 +691,66 @@ fn next(a: &mut std::vec::IntoIter<Node>) -> Result<Node, String> {
         .ok_or_else(|| "internal: an argument went missing".to_string())
 }
 
+/// How many nodes the tree has, counted up to `limit` (a bigger tree counts as `limit + 1`).
+pub(super) fn size(n: &Node, limit: usize) -> usize {
+    fn walk(n: &Node, left: &mut usize) {
+        if *left == 0 {
+            return;
+        }
+        *left -= 1;
+        let mut w = |x: &Node| walk(x, left);
+        match n {
+            Node::Const(_)
+            | Node::Var(_)
+            | Node::Local(_)
+            | Node::ArgField(_)
+            | Node::HasArg(_) => {}
+            Node::Select(a, _)
+            | Node::Has(a, _)
+            | Node::Not(a)
+            | Node::Neg(a)
+            | Node::NotStrictlyFalse(a)
+            | Node::Size(a)
+            | Node::Str1(_, a)
+            | Node::MatchesRe(a, _)
+            | Node::GlobConst(_, a)
+            | Node::GlobAny(_, a)
+            | Node::PathListConst { path: a, .. } => w(a),
+            Node::List(items) => items.iter().for_each(w),
+            Node::And(a, b)
+            | Node::Or(a, b)
+            | Node::Bin(_, a, b)
+            | Node::Str2(_, a, b)
+            | Node::Matches(a, b)
+            | Node::Glob(a, b)
+            | Node::IpIn(a, b)
+            | Node::PathList {
+                path: a, globs: b, ..
+            } => {
+                w(a);
+                w(b);
+            }
+            Node::Cond(a, b, c) => {
+                w(a);
+                w(b);
+                w(c);
+            }
+            Node::Substring(a, b, c) => {
+                w(a);
+                w(b);
+                if let Some(c) = c {
+                    w(c);
+                }
+            }
+            // Comprehensions are never decided by a batch: count them as too big.
+            Node::Comprehension(_) => *left = 0,
+        }
+    }
+    let mut left = limit + 1;
+    walk(n, &mut left);
+    limit + 1 - left
+}
+
 fn reads_local(n: &Node, slot: usize) -> bool {
     let r = |x: &Node| reads_local(x, slot);
     match n {
@@ -734,6 +794,11 @@ fn reads_local(n: &Node, slot: usize) -> bool {
 }
 
 impl Plan {
+    /// The planned tree.
+    pub(super) fn root(&self) -> &Node {
+        &self.root
+    }
+
     /// Evaluates the plan for one call.
     ///
     /// # Errors
@@ -822,7 +887,7 @@ fn num_cmp(a: &Value, b: &Value) -> Option<Result<std::cmp::Ordering, ()>> {
     })
 }
 
-fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, Fail> {
+pub(super) fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, Fail> {
     if let Some(o) = num_cmp(a, b) {
         return o.map_err(|()| Fail::Error);
     }
@@ -835,7 +900,7 @@ fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, Fail> {
 
 /// Equality as the `cel` crate's `==`: numbers across kinds, lists item by
 /// item, maps key by key; different kinds are unequal.
-fn equal(a: &Value, b: &Value) -> bool {
+pub(super) fn equal(a: &Value, b: &Value) -> bool {
     if let Some(o) = num_cmp(a, b) {
         return o == Ok(std::cmp::Ordering::Equal);
     }
@@ -919,7 +984,7 @@ fn index(container: &Value, idx: &Value) -> R {
 
 /// A key of a JSON object. The map hashes its keys; arguments are a few keys,
 /// where comparing them in order is several times cheaper than hashing one.
-fn json_get<'j>(
+pub(super) fn json_get<'j>(
     obj: &'j serde_json::Map<String, serde_json::Value>,
     key: &str,
 ) -> Option<&'j serde_json::Value> {
@@ -930,7 +995,7 @@ fn json_get<'j>(
     }
 }
 
-fn select(v: &Value, field: &str) -> R {
+pub(super) fn select(v: &Value, field: &str) -> R {
     match v {
         // `tool` and `session` have a handful of fields: a scan compares a few
         // short strings where a lookup hashes the name with SipHash.
