@@ -35,14 +35,24 @@ impl SourceFile {
         }
     }
 
+    /// The 1-based line of a byte offset.
+    #[must_use]
+    pub fn line(&self, offset: usize) -> usize {
+        self.line_index(offset.min(self.text.len())) + 1
+    }
+
+    fn line_index(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+
     /// The 1-based line and character column of a byte offset.
     #[must_use]
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let line = match self.line_starts.binary_search(&offset) {
-            Ok(i) => i,
-            Err(i) => i.saturating_sub(1),
-        };
+        let line = self.line_index(offset);
         let start = self.line_starts.get(line).copied().unwrap_or(0);
         let col = self
             .text

@@ -29,7 +29,7 @@ impl Origin {
     /// The 1-based line.
     #[must_use]
     pub fn line(&self) -> usize {
-        self.file.line_col(self.span.offset).0
+        self.file.line(self.span.offset)
     }
 
     /// As a diagnostic location.

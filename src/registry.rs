@@ -170,6 +170,11 @@ impl RegisteredTool {
         let Some(v) = compiled else {
             return Err("the tool's parameters are not a valid JSON Schema".into());
         };
+        // The yes/no check is cheaper than collecting errors; errors are
+        // collected only for a call that has some.
+        if v.is_valid(args) {
+            return Ok(());
+        }
         let errors: Vec<String> = v
             .iter_errors(args)
             .take(5)
@@ -189,7 +194,8 @@ impl RegisteredTool {
             })
             .collect();
         if errors.is_empty() {
-            Ok(())
+            // `is_valid` said no: never an allow for want of a message.
+            Err("invalid arguments: they do not match the parameters".into())
         } else {
             Err(format!("invalid arguments: {}", errors.join("; ")))
         }
@@ -252,7 +258,8 @@ pub enum RegistryError {
 pub struct Registry {
     tools: Vec<Arc<RegisteredTool>>,
     /// Tool positions by name: one per agent that defines it, and the shared one.
-    index: HashMap<String, Vec<usize>>,
+    /// (Hashed with foldhash, seeded per process: a name is looked up on every call.)
+    index: HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
     commands: Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>,
     catalog: std::sync::OnceLock<Arc<Catalog>>,
     rules: Vec<Arc<Rule>>,
@@ -457,7 +464,7 @@ impl Registry {
             .map_err(RegistryError::Settings)?;
         let mut reg = Registry {
             tools: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             commands: policy.commands.clone(),
             catalog: std::sync::OnceLock::new(),
             rule_index: RuleIndex::new(&policy.rules),

@@ -43,6 +43,13 @@ pub struct Batch {
     /// The argument keys the tests read.
     keys: Vec<Arc<str>>,
     tests: Vec<Test>,
+    /// The literals of the tests, one after another (a call reads them in
+    /// one place, not behind a pointer each).
+    text: String,
+    /// The items of `in` lists, as spans of `text`.
+    items: Vec<Span>,
+    globs: Vec<PathGlob>,
+    regexes: Vec<Regex>,
     /// Globs and regexes of one argument searched together, built when asked.
     sets: OnceLock<Vec<Set>>,
 }
@@ -74,20 +81,29 @@ enum NumOp {
     Ge,
 }
 
+/// Bytes `start..start + len` of [`Batch::text`].
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+/// One test; `usize` fields are indexes into the batch's keys, globs and
+/// regexes, spans are literals.
 #[derive(Debug)]
 enum Test {
     /// `glob("literal", args.KEY)`.
-    Glob(usize, PathGlob),
+    Glob(usize, usize),
     /// `args.KEY.matches("literal")`.
-    Regex(usize, Regex),
+    Regex(usize, usize),
     /// `args.KEY.contains("literal")` and the like, `args.KEY == "literal"`.
-    Str(usize, StrOp, Arc<String>),
-    /// `args.KEY in ["literal", …]`.
-    In(usize, Arc<Vec<Value>>),
+    Str(usize, StrOp, Span),
+    /// `args.KEY in ["literal", …]`: items `first..first + count` of [`Batch::items`].
+    In(usize, usize, usize),
     /// `args.KEY > 3` and the like.
     Num(usize, NumOp, Value),
-    /// `session.FIELD == "literal"` (or `!=`).
-    Session(Arc<str>, bool, Arc<String>),
+    /// `session.FIELD == "literal"` (or `!=`); the field's name is a span too.
+    Session(Span, bool, Span),
 }
 
 /// Several glob or regex tests of one argument, searched as one set.
@@ -124,17 +140,20 @@ impl Batch {
             rules: Vec::new(),
             keys: Vec::new(),
             tests: Vec::new(),
+            text: String::new(),
+            items: Vec::new(),
+            globs: Vec::new(),
+            regexes: Vec::new(),
             sets: OnceLock::new(),
         };
         for expr in conditions {
             let tree = match &expr.plan {
                 Ok(p) if plan::size(p.root(), MAX_TREE) <= MAX_TREE => {
-                    let (keys, tests) = (b.keys.len(), b.tests.len());
+                    let mark = b.mark();
                     let t = b.tree(p.root());
                     if t.is_none() {
                         // Nothing of a rule that is not decided here is kept.
-                        b.keys.truncate(keys);
-                        b.tests.truncate(tests);
+                        b.undo(mark);
                     }
                     t
                 }
@@ -148,6 +167,40 @@ impl Batch {
     /// Builds the glob and regex sets now (a tool called more than once).
     pub fn index(&self) {
         self.sets.get_or_init(|| self.build_sets());
+    }
+
+    fn mark(&self) -> [usize; 6] {
+        [
+            self.keys.len(),
+            self.tests.len(),
+            self.text.len(),
+            self.items.len(),
+            self.globs.len(),
+            self.regexes.len(),
+        ]
+    }
+
+    fn undo(&mut self, [keys, tests, text, items, globs, regexes]: [usize; 6]) {
+        self.keys.truncate(keys);
+        self.tests.truncate(tests);
+        self.text.truncate(text);
+        self.items.truncate(items);
+        self.globs.truncate(globs);
+        self.regexes.truncate(regexes);
+    }
+
+    /// Keeps a literal; `None` past what a span counts (the rule is then planned).
+    fn span(&mut self, s: &str) -> Option<Span> {
+        let start = u32::try_from(self.text.len()).ok()?;
+        let len = u32::try_from(s.len()).ok()?;
+        start.checked_add(len)?;
+        self.text.push_str(s);
+        Some(Span { start, len })
+    }
+
+    fn lit(&self, s: Span) -> &str {
+        let start = s.start as usize;
+        &self.text[start..start + s.len as usize]
     }
 
     fn key(&mut self, k: &Arc<str>) -> usize {
@@ -171,12 +224,14 @@ impl Batch {
             Node::GlobConst(g, a) => {
                 let Node::ArgField(k) = &**a else { return None };
                 let k = self.key(k);
-                self.test(Test::Glob(k, g.clone()))
+                self.globs.push(g.clone());
+                self.test(Test::Glob(k, self.globs.len() - 1))
             }
             Node::MatchesRe(a, r) => {
                 let Node::ArgField(k) = &**a else { return None };
                 let k = self.key(k);
-                self.test(Test::Regex(k, r.clone()))
+                self.regexes.push(r.clone());
+                self.test(Test::Regex(k, self.regexes.len() - 1))
             }
             Node::Str2(op @ (Str2::Contains | Str2::StartsWith | Str2::EndsWith), a, b) => {
                 let (Node::ArgField(k), Node::Const(Value::String(lit))) = (&**a, &**b) else {
@@ -188,7 +243,8 @@ impl Batch {
                     _ => StrOp::EndsWith,
                 };
                 let k = self.key(k);
-                self.test(Test::Str(k, op, Arc::clone(lit)))
+                let lit = self.span(lit)?;
+                self.test(Test::Str(k, op, lit))
             }
             Node::Bin(op, a, b) => self.comparison(*op, a, b),
             _ => None,
@@ -204,13 +260,18 @@ impl Batch {
                     _ => return None,
                 };
                 let k = self.key(k);
-                self.test(Test::Str(k, op, Arc::clone(lit)))
+                let lit = self.span(lit)?;
+                self.test(Test::Str(k, op, lit))
             }
-            (Node::ArgField(k), Node::Const(Value::List(items)))
-                if matches!(op, Bin::In) && items.iter().all(|i| matches!(i, Value::String(_))) =>
-            {
+            (Node::ArgField(k), Node::Const(Value::List(items))) if matches!(op, Bin::In) => {
                 let k = self.key(k);
-                self.test(Test::In(k, Arc::clone(items)))
+                let first = self.items.len();
+                for i in items.iter() {
+                    let Value::String(s) = i else { return None };
+                    let s = self.span(s)?;
+                    self.items.push(s);
+                }
+                self.test(Test::In(k, first, items.len()))
             }
             (Node::ArgField(k), Node::Const(lit @ (Value::Int(_) | Value::UInt(_)))) => {
                 let op = match op {
@@ -228,11 +289,8 @@ impl Batch {
             (Node::Select(s, field), Node::Const(Value::String(lit)))
                 if matches!(**s, Node::Var(Var::Session)) && matches!(op, Bin::Eq | Bin::Ne) =>
             {
-                self.test(Test::Session(
-                    Arc::clone(field),
-                    matches!(op, Bin::Eq),
-                    Arc::clone(lit),
-                ))
+                let (field, lit) = (self.span(field)?, self.span(lit)?);
+                self.test(Test::Session(field, matches!(op, Bin::Eq), lit))
             }
             _ => None,
         }
@@ -248,7 +306,7 @@ impl Batch {
                 let mut b = GlobSetBuilder::new();
                 for &t in &globs {
                     if let Test::Glob(_, g) = &self.tests[t] {
-                        b.add(g.glob().clone());
+                        b.add(self.globs[*g].glob().clone());
                     }
                 }
                 if let Ok(set) = b.build() {
@@ -264,7 +322,7 @@ impl Batch {
                 .collect();
             if regexes.len() >= MIN_SET {
                 let patterns = regexes.iter().filter_map(|&t| match &self.tests[t] {
-                    Test::Regex(_, r) => Some(r.as_str()),
+                    Test::Regex(_, r) => Some(self.regexes[*r].as_str()),
                     _ => None,
                 });
                 // A union past the regex crate's size limit is searched pattern by pattern.
@@ -291,8 +349,25 @@ impl Batch {
             return;
         }
         let frame = &scope.frame;
-        let strs: Vec<Option<&str>> = self.keys.iter().map(|k| arg_str(&frame.args, k)).collect();
-        let mut got = vec![Got::Unknown; self.tests.len()];
+        // A tool's rules read a few keys and hold a few dozen tests: both are
+        // kept on the stack unless there are more.
+        let (mut strs_here, mut strs_heap) = ([None; 8], Vec::new());
+        let strs: &mut [Option<&str>] = if self.keys.len() <= strs_here.len() {
+            &mut strs_here[..self.keys.len()]
+        } else {
+            strs_heap.resize(self.keys.len(), None);
+            &mut strs_heap
+        };
+        for (s, k) in strs.iter_mut().zip(&self.keys) {
+            *s = arg_str(&frame.args, k);
+        }
+        let (mut got_here, mut got_heap) = ([Got::Unknown; 64], Vec::new());
+        let got: &mut [Got] = if self.tests.len() <= got_here.len() {
+            &mut got_here[..self.tests.len()]
+        } else {
+            got_heap.resize(self.tests.len(), Got::Unknown);
+            &mut got_heap
+        };
         if let Some(sets) = self.sets.get() {
             for set in sets {
                 let Some(s) = strs[set.key] else { continue };
@@ -316,8 +391,8 @@ impl Batch {
         let mut run = Run {
             batch: self,
             frame,
-            strs: &strs,
-            got: &mut got,
+            strs,
+            got,
         };
         out.extend(
             self.rules
@@ -384,23 +459,23 @@ impl Run<'_, '_, '_> {
     fn compute(&self, i: usize) -> Result<bool, Fail> {
         let s = |k: usize| self.strs[k].ok_or(Fail::Error);
         Ok(match &self.batch.tests[i] {
-            Test::Glob(k, g) => g.is_match(s(*k)?),
-            Test::Regex(k, r) => r.is_match(s(*k)?),
+            Test::Glob(k, g) => self.batch.globs[*g].is_match(s(*k)?),
+            Test::Regex(k, r) => self.batch.regexes[*r].is_match(s(*k)?),
             Test::Str(k, op, lit) => {
-                let x = s(*k)?;
+                let (x, lit) = (s(*k)?, self.batch.lit(*lit));
                 match op {
-                    StrOp::Contains => x.contains(lit.as_str()),
-                    StrOp::StartsWith => x.starts_with(lit.as_str()),
-                    StrOp::EndsWith => x.ends_with(lit.as_str()),
-                    StrOp::Eq => x == lit.as_str(),
-                    StrOp::Ne => x != lit.as_str(),
+                    StrOp::Contains => x.contains(lit),
+                    StrOp::StartsWith => x.starts_with(lit),
+                    StrOp::EndsWith => x.ends_with(lit),
+                    StrOp::Eq => x == lit,
+                    StrOp::Ne => x != lit,
                 }
             }
-            Test::In(k, items) => {
+            Test::In(k, first, count) => {
                 let x = s(*k)?;
-                items
+                self.batch.items[*first..*first + *count]
                     .iter()
-                    .any(|i| matches!(i, Value::String(t) if t.as_str() == x))
+                    .any(|i| self.batch.lit(*i) == x)
             }
             Test::Num(k, op, lit) => {
                 let v = self
@@ -426,10 +501,11 @@ impl Run<'_, '_, '_> {
                 }
             }
             Test::Session(field, eq, lit) => {
-                let Value::String(v) = plan::select(self.frame.session, field)? else {
+                let v = plan::field(self.frame.session, self.batch.lit(*field));
+                let Some(Value::String(v)) = v else {
                     return Err(Fail::Error);
                 };
-                (v.as_str() == lit.as_str()) == *eq
+                (v.as_str() == self.batch.lit(*lit)) == *eq
             }
         })
     }

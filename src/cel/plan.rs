@@ -995,7 +995,12 @@ pub(super) fn json_get<'j>(
     }
 }
 
-pub(super) fn select(v: &Value, field: &str) -> R {
+fn select(v: &Value, field: &str) -> R {
+    self::field(v, field).cloned().ok_or(Fail::Error)
+}
+
+/// A field of a map, lent; `None` if `v` is not a map or has no such field.
+pub(super) fn field<'v>(v: &'v Value, field: &str) -> Option<&'v Value> {
     match v {
         // `tool` and `session` have a handful of fields: a scan compares a few
         // short strings where a lookup hashes the name with SipHash.
@@ -1003,10 +1008,9 @@ pub(super) fn select(v: &Value, field: &str) -> R {
             .map
             .iter()
             .find(|(k, _)| matches!(k, cel::objects::Key::String(s) if s.as_str() == field))
-            .map(|(_, v)| v.clone())
-            .ok_or(Fail::Error),
-        Value::Map(m) => m.get(&KeyRef::String(field)).cloned().ok_or(Fail::Error),
-        _ => Err(Fail::Error),
+            .map(|(_, v)| v),
+        Value::Map(m) => m.get(&KeyRef::String(field)),
+        _ => None,
     }
 }
 
