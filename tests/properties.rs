@@ -1067,3 +1067,32 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------------ tool-name globs
+
+proptest! {
+    #![proptest_config(Config { cases: 4_000, ..config() })]
+
+    /// A `tools:` glob is refused exactly where globset refuses it, and
+    /// matches a name exactly where globset's matcher does (most patterns
+    /// are matched without globset, and only some are parsed by it).
+    #[test]
+    fn tool_name_globs_are_globsets(
+        pattern in "[ab*?/\\[\\]{},\\\\!._é\n-]{0,7}",
+        names in prop::collection::vec("[ab/._é\n*?-]{0,6}", 8),
+    ) {
+        let ours = zero_policy::policy::NameGlobs::new([pattern.as_str()]);
+        let theirs = globset::Glob::new(&pattern);
+        prop_assert_eq!(ours.is_ok(), theirs.is_ok(), "`{}`", pattern.escape_debug());
+        if let (Ok(ours), Ok(theirs)) = (ours, theirs) {
+            let theirs = theirs.compile_matcher();
+            for name in &names {
+                prop_assert_eq!(
+                    ours.is_match(name),
+                    theirs.is_match(name),
+                    "`{}` against `{}`", pattern.escape_debug(), name.escape_debug()
+                );
+            }
+        }
+    }
+}
