@@ -167,6 +167,12 @@ const STRINGS: &[&str] = &[
     "a*b",
     "[",
     "é/ß",
+    // globset's sets read a path ending in `..` differently from one glob's regex.
+    "src/..",
+    "..",
+    "/etc/..",
+    "**/..",
+    "*.",
 ];
 
 fn string_lit() -> impl Strategy<Value = String> {
@@ -875,6 +881,11 @@ const GLOBS: &[&str] = &[
     "/home/dev/project/**",
     "**",
     "[a-c]*",
+    "**/..",
+    "*.",
+    "?.",
+    "**/*.",
+    "**/../**",
 ];
 
 const REGEXES: &[&str] = &[

@@ -19,13 +19,14 @@
 //! their wording and the fail-closed rules are unchanged. The differential test
 //! (`tests/differential.rs`) decides random rule sets both ways.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use cel::Value;
 use globset::{GlobSet, GlobSetBuilder};
 use regex::{Regex, RegexSet};
 
-use super::functions::PathGlob;
+use super::functions::{self, PathGlob};
 use super::plan::{self, Args, Bin, Fail, Node, Str2, Var};
 use super::{Expression, Scope, budget};
 
@@ -42,12 +43,15 @@ pub struct Batch {
     rules: Vec<Option<Tree>>,
     /// The argument keys the tests read.
     keys: Vec<Arc<str>>,
+    /// Each key's place in `keys`, while the batch is built.
+    key_at: HashMap<Arc<str>, usize>,
     tests: Vec<Test>,
     /// The literals of the tests, one after another (a call reads them in
     /// one place, not behind a pointer each).
     text: String,
-    /// The items of `in` lists, as spans of `text`.
-    items: Vec<Span>,
+    /// The literal lists of `in` tests (shared with the plan, not copied: a
+    /// named list may be long and used by many rules).
+    lists: Vec<Arc<Vec<Value>>>,
     globs: Vec<PathGlob>,
     regexes: Vec<Regex>,
     /// Globs and regexes of one argument searched together, built when asked.
@@ -98,8 +102,8 @@ enum Test {
     Regex(usize, usize),
     /// `args.KEY.contains("literal")` and the like, `args.KEY == "literal"`.
     Str(usize, StrOp, Span),
-    /// `args.KEY in ["literal", …]`: items `first..first + count` of [`Batch::items`].
-    In(usize, usize, usize),
+    /// `args.KEY in ["literal", …]`, a list of strings of [`Batch::lists`].
+    In(usize, usize),
     /// `args.KEY > 3` and the like.
     Num(usize, NumOp, Value),
     /// `session.FIELD == "literal"` (or `!=`); the field's name is a span too.
@@ -139,9 +143,10 @@ impl Batch {
         let mut b = Batch {
             rules: Vec::new(),
             keys: Vec::new(),
+            key_at: HashMap::new(),
             tests: Vec::new(),
             text: String::new(),
-            items: Vec::new(),
+            lists: Vec::new(),
             globs: Vec::new(),
             regexes: Vec::new(),
             sets: OnceLock::new(),
@@ -161,6 +166,7 @@ impl Batch {
             };
             b.rules.push(tree);
         }
+        b.key_at = HashMap::new();
         b
     }
 
@@ -174,17 +180,19 @@ impl Batch {
             self.keys.len(),
             self.tests.len(),
             self.text.len(),
-            self.items.len(),
+            self.lists.len(),
             self.globs.len(),
             self.regexes.len(),
         ]
     }
 
-    fn undo(&mut self, [keys, tests, text, items, globs, regexes]: [usize; 6]) {
-        self.keys.truncate(keys);
+    fn undo(&mut self, [keys, tests, text, lists, globs, regexes]: [usize; 6]) {
+        for k in self.keys.drain(keys..) {
+            self.key_at.remove(&k);
+        }
         self.tests.truncate(tests);
         self.text.truncate(text);
-        self.items.truncate(items);
+        self.lists.truncate(lists);
         self.globs.truncate(globs);
         self.regexes.truncate(regexes);
     }
@@ -204,10 +212,11 @@ impl Batch {
     }
 
     fn key(&mut self, k: &Arc<str>) -> usize {
-        if let Some(i) = self.keys.iter().position(|x| **x == **k) {
+        if let Some(&i) = self.key_at.get(k) {
             return i;
         }
         self.keys.push(Arc::clone(k));
+        self.key_at.insert(Arc::clone(k), self.keys.len() - 1);
         self.keys.len() - 1
     }
 
@@ -263,15 +272,12 @@ impl Batch {
                 let lit = self.span(lit)?;
                 self.test(Test::Str(k, op, lit))
             }
-            (Node::ArgField(k), Node::Const(Value::List(items))) if matches!(op, Bin::In) => {
+            (Node::ArgField(k), Node::Const(Value::List(items)))
+                if matches!(op, Bin::In) && items.iter().all(|i| matches!(i, Value::String(_))) =>
+            {
                 let k = self.key(k);
-                let first = self.items.len();
-                for i in items.iter() {
-                    let Value::String(s) = i else { return None };
-                    let s = self.span(s)?;
-                    self.items.push(s);
-                }
-                self.test(Test::In(k, first, items.len()))
+                self.lists.push(Arc::clone(items));
+                self.test(Test::In(k, self.lists.len() - 1))
             }
             (Node::ArgField(k), Node::Const(lit @ (Value::Int(_) | Value::UInt(_)))) => {
                 let op = match op {
@@ -297,11 +303,17 @@ impl Batch {
     }
 
     fn build_sets(&self) -> Vec<Set> {
+        // The glob and the regex tests of each key, in one pass.
+        let mut by_key = vec![(Vec::new(), Vec::new()); self.keys.len()];
+        for (t, test) in self.tests.iter().enumerate() {
+            match test {
+                Test::Glob(k, _) => by_key[*k].0.push(t),
+                Test::Regex(k, _) => by_key[*k].1.push(t),
+                _ => {}
+            }
+        }
         let mut sets = Vec::new();
-        for key in 0..self.keys.len() {
-            let globs: Vec<usize> = (0..self.tests.len())
-                .filter(|&t| matches!(&self.tests[t], Test::Glob(k, _) if *k == key))
-                .collect();
+        for (key, (globs, regexes)) in by_key.into_iter().enumerate() {
             if globs.len() >= MIN_SET {
                 let mut b = GlobSetBuilder::new();
                 for &t in &globs {
@@ -317,9 +329,6 @@ impl Batch {
                     });
                 }
             }
-            let regexes: Vec<usize> = (0..self.tests.len())
-                .filter(|&t| matches!(&self.tests[t], Test::Regex(k, _) if *k == key))
-                .collect();
             if regexes.len() >= MIN_SET {
                 let patterns = regexes.iter().filter_map(|&t| match &self.tests[t] {
                     Test::Regex(_, r) => Some(self.regexes[*r].as_str()),
@@ -371,6 +380,10 @@ impl Batch {
         if let Some(sets) = self.sets.get() {
             for set in sets {
                 let Some(s) = strs[set.key] else { continue };
+                if matches!(set.matcher, SetMatcher::Globs(_)) && functions::set_misreads(s) {
+                    // Left to the globs one by one, as the planned evaluator matches.
+                    continue;
+                }
                 for &t in &set.tests {
                     got[t] = Got::False;
                 }
@@ -471,11 +484,11 @@ impl Run<'_, '_, '_> {
                     StrOp::Ne => x != lit,
                 }
             }
-            Test::In(k, first, count) => {
+            Test::In(k, list) => {
                 let x = s(*k)?;
-                self.batch.items[*first..*first + *count]
+                self.batch.lists[*list]
                     .iter()
-                    .any(|i| self.batch.lit(*i) == x)
+                    .any(|i| matches!(i, Value::String(t) if t.as_str() == x))
             }
             Test::Num(k, op, lit) => {
                 let v = self

@@ -1339,7 +1339,17 @@ impl<'a> Run<'_, 'a> {
                 Ok(Value::Bool(m.is_match(path.as_str())))
             }
             Node::GlobConst(m, path) => self.with_str(path, |p| Value::Bool(m.is_match(p))),
-            Node::GlobAny(set, path) => self.with_str(path, |p| Value::Bool(set.is_match(p))),
+            Node::GlobAny(set, path) => self
+                .with_str(path, |p| {
+                    // globset's set leaves a path ending in `..` to literal
+                    // strategies that miss it; the crate matches each glob.
+                    if functions::set_misreads(p) {
+                        Err(Fail::Fallback)
+                    } else {
+                        Ok(Value::Bool(set.is_match(p)))
+                    }
+                })
+                .and_then(|r| r),
             Node::PathList {
                 overlaps,
                 case_insensitive,
