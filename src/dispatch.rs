@@ -535,7 +535,6 @@ impl Registry {
         let mut relaxed_by = Vec::new();
         let mut relax_blocked = Vec::new();
         if Relaxation::for_permission(static_permission).is_some() {
-            decided.clear();
             if let Some(b) = batches {
                 b.relax.decide(&scope, &mut decided);
             }
@@ -605,7 +604,6 @@ impl Registry {
         };
         let mut strictest: Option<&Arc<Rule>> = None;
         let mut sandbox_hits = Vec::new();
-        decided.clear();
         if let Some(b) = batches {
             b.sandbox.decide(&scope, &mut decided);
         }

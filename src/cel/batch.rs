@@ -7,8 +7,8 @@
 //! conditions of one rule list as small trees of such tests, and decides them
 //! for a call without the planned evaluator's per-rule work. Where a tool's
 //! rules test one argument against many globs or regexes, those tests are one
-//! [`GlobSet`] or [`RegexSet`] search of the argument, built once the tool is
-//! called again (see [`Batch::index`]).
+//! [`GlobRegexSet`] or [`RegexSet`] search of the argument, built once the tool
+//! is called again (see [`Batch::index`]).
 //!
 //! A batch only answers where the answer is certain: when every test a rule's
 //! tree reaches succeeds (the argument is there and is a string, the number
@@ -23,12 +23,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use cel::Value;
-use globset::{GlobSet, GlobSetBuilder};
 use regex::{Regex, RegexSet};
 
-use super::functions::{self, PathGlob};
+use super::functions::PathGlob;
 use super::plan::{self, Args, Bin, Fail, Node, Str2, Var};
 use super::{Expression, Scope, budget};
+use crate::effects::globs::GlobRegexSet;
 
 /// Largest condition tree a batch decides; larger ones are evaluated as planned.
 const MAX_TREE: usize = 32;
@@ -75,16 +75,6 @@ enum StrOp {
     Ne,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum NumOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
 /// Bytes `start..start + len` of [`Batch::text`].
 #[derive(Debug, Clone, Copy)]
 struct Span {
@@ -104,8 +94,8 @@ enum Test {
     Str(usize, StrOp, Span),
     /// `args.KEY in ["literal", …]`, a list of strings of [`Batch::lists`].
     In(usize, usize),
-    /// `args.KEY > 3` and the like.
-    Num(usize, NumOp, Value),
+    /// `args.KEY > 3` and the like: one of the comparisons of [`Bin`].
+    Num(usize, Bin, Value),
     /// `session.FIELD == "literal"` (or `!=`); the field's name is a span too.
     Session(Span, bool, Span),
 }
@@ -121,7 +111,7 @@ struct Set {
 
 #[derive(Debug)]
 enum SetMatcher {
-    Globs(GlobSet),
+    Globs(GlobRegexSet),
     Regexes(RegexSet),
 }
 
@@ -279,16 +269,12 @@ impl Batch {
                 self.lists.push(Arc::clone(items));
                 self.test(Test::In(k, self.lists.len() - 1))
             }
-            (Node::ArgField(k), Node::Const(lit @ (Value::Int(_) | Value::UInt(_)))) => {
-                let op = match op {
-                    Bin::Eq => NumOp::Eq,
-                    Bin::Ne => NumOp::Ne,
-                    Bin::Lt => NumOp::Lt,
-                    Bin::Le => NumOp::Le,
-                    Bin::Gt => NumOp::Gt,
-                    Bin::Ge => NumOp::Ge,
-                    _ => return None,
-                };
+            (Node::ArgField(k), Node::Const(lit @ (Value::Int(_) | Value::UInt(_))))
+                if matches!(
+                    op,
+                    Bin::Eq | Bin::Ne | Bin::Lt | Bin::Le | Bin::Gt | Bin::Ge
+                ) =>
+            {
                 let k = self.key(k);
                 self.test(Test::Num(k, op, lit.clone()))
             }
@@ -315,13 +301,12 @@ impl Batch {
         let mut sets = Vec::new();
         for (key, (globs, regexes)) in by_key.into_iter().enumerate() {
             if globs.len() >= MIN_SET {
-                let mut b = GlobSetBuilder::new();
-                for &t in &globs {
-                    if let Test::Glob(_, g) = &self.tests[t] {
-                        b.add(self.globs[*g].glob().clone());
-                    }
-                }
-                if let Ok(set) = b.build() {
+                let of_tests = globs.iter().filter_map(|&t| match &self.tests[t] {
+                    Test::Glob(_, g) => Some(self.globs[*g].glob()),
+                    _ => None,
+                });
+                // A union past the size limit is matched glob by glob.
+                if let Ok(set) = GlobRegexSet::new(of_tests) {
                     sets.push(Set {
                         key,
                         matcher: SetMatcher::Globs(set),
@@ -380,10 +365,6 @@ impl Batch {
         if let Some(sets) = self.sets.get() {
             for set in sets {
                 let Some(s) = strs[set.key] else { continue };
-                if matches!(set.matcher, SetMatcher::Globs(_)) && functions::set_misreads(s) {
-                    // Left to the globs one by one, as the planned evaluator matches.
-                    continue;
-                }
                 for &t in &set.tests {
                     got[t] = Got::False;
                 }
@@ -498,20 +479,7 @@ impl Run<'_, '_, '_> {
                 if !matches!(v, Value::Int(_) | Value::UInt(_) | Value::Float(_)) {
                     return Err(Fail::Error);
                 }
-                match op {
-                    NumOp::Eq => plan::equal(&v, lit),
-                    NumOp::Ne => !plan::equal(&v, lit),
-                    _ => {
-                        use std::cmp::Ordering::{Greater, Less};
-                        let o = plan::compare(&v, lit)?;
-                        match op {
-                            NumOp::Lt => o == Less,
-                            NumOp::Le => o != Greater,
-                            NumOp::Gt => o == Greater,
-                            _ => o != Less,
-                        }
-                    }
-                }
+                plan::comparison(*op, &v, lit)?
             }
             Test::Session(field, eq, lit) => {
                 let v = plan::field(self.frame.session, self.batch.lit(*field));

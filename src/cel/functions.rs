@@ -214,15 +214,6 @@ impl PathGlob {
     }
 }
 
-/// Whether a `globset::GlobSet` may answer differently from its globs matched
-/// one by one: for a path that is empty or whose last component is `..`,
-/// globset finds no file name, and the set's literal, basename and extension
-/// strategies miss what the glob's own regex matches (`src/..` and `**/..`).
-#[must_use]
-pub fn set_misreads(path: &str) -> bool {
-    path.is_empty() || path == ".." || path.ends_with("/..")
-}
-
 /// Lexical path normalisation: `.` and `..` folded, repeated `/` merged, no
 /// file system access. `..` above the root of an absolute path stays at the root.
 #[must_use]

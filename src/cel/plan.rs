@@ -25,11 +25,10 @@ use std::sync::Arc;
 use cel::Value;
 use cel::common::ast::{CallExpr, ComprehensionExpr, Expr, IdedExpr, LiteralValue};
 use cel::objects::{Key, KeyRef, Map};
-use globset::{GlobSet, GlobSetBuilder};
 use regex::Regex;
 
 use super::functions::{self, PatternCache};
-use crate::effects::globs::PathGlobs;
+use crate::effects::globs::{GlobRegexSet, PathGlobs};
 use crate::effects::{paths, urls};
 
 /// Most evaluation steps (nodes visited) one expression may take for one call.
@@ -227,7 +226,7 @@ pub(super) enum Node {
     Glob(Box<Node>, Box<Node>),
     GlobConst(functions::PathGlob, Box<Node>),
     /// `[literal globs].exists(p, glob(p, X))`: X matches one of the set.
-    GlobAny(GlobSet, Box<Node>),
+    GlobAny(GlobRegexSet, Box<Node>),
     PathList {
         overlaps: bool,
         case_insensitive: bool,
@@ -467,22 +466,18 @@ impl Planner<'_> {
             && !reads_local(path, accu)
             && matches!(result, Node::Local(s) if s == accu)
         {
-            let mut b = GlobSetBuilder::new();
-            let mut ok = true;
-            for it in items.iter() {
-                match it {
-                    Value::String(s) => {
-                        match globset::GlobBuilder::new(s).literal_separator(true).build() {
-                            Ok(g) => {
-                                b.add(g);
-                            }
-                            Err(_) => ok = false,
-                        }
-                    }
-                    _ => ok = false,
-                }
-            }
-            if ok && let Ok(set) = b.build() {
+            let globs: Option<Vec<globset::Glob>> = items
+                .iter()
+                .map(|it| match it {
+                    Value::String(s) => functions::compile_path_glob(s)
+                        .ok()
+                        .map(|g| g.glob().clone()),
+                    _ => None,
+                })
+                .collect();
+            if let Some(globs) = globs
+                && let Ok(set) = GlobRegexSet::new(&globs)
+            {
                 let Node::Or(_, pred) = step else {
                     return Err("internal: a glob fold lost its shape".into());
                 };
@@ -698,53 +693,12 @@ pub(super) fn size(n: &Node, limit: usize) -> usize {
             return;
         }
         *left -= 1;
-        let mut w = |x: &Node| walk(x, left);
-        match n {
-            Node::Const(_)
-            | Node::Var(_)
-            | Node::Local(_)
-            | Node::ArgField(_)
-            | Node::HasArg(_) => {}
-            Node::Select(a, _)
-            | Node::Has(a, _)
-            | Node::Not(a)
-            | Node::Neg(a)
-            | Node::NotStrictlyFalse(a)
-            | Node::Size(a)
-            | Node::Str1(_, a)
-            | Node::MatchesRe(a, _)
-            | Node::GlobConst(_, a)
-            | Node::GlobAny(_, a)
-            | Node::PathListConst { path: a, .. } => w(a),
-            Node::List(items) => items.iter().for_each(w),
-            Node::And(a, b)
-            | Node::Or(a, b)
-            | Node::Bin(_, a, b)
-            | Node::Str2(_, a, b)
-            | Node::Matches(a, b)
-            | Node::Glob(a, b)
-            | Node::IpIn(a, b)
-            | Node::PathList {
-                path: a, globs: b, ..
-            } => {
-                w(a);
-                w(b);
-            }
-            Node::Cond(a, b, c) => {
-                w(a);
-                w(b);
-                w(c);
-            }
-            Node::Substring(a, b, c) => {
-                w(a);
-                w(b);
-                if let Some(c) = c {
-                    w(c);
-                }
-            }
+        if matches!(n, Node::Comprehension(_)) {
             // Comprehensions are never decided by a batch: count them as too big.
-            Node::Comprehension(_) => *left = 0,
+            *left = 0;
+            return;
         }
+        children(n, &mut |c| walk(c, left));
     }
     let mut left = limit + 1;
     walk(n, &mut left);
@@ -752,10 +706,18 @@ pub(super) fn size(n: &Node, limit: usize) -> usize {
 }
 
 fn reads_local(n: &Node, slot: usize) -> bool {
-    let r = |x: &Node| reads_local(x, slot);
+    if let Node::Local(s) = n {
+        return *s == slot;
+    }
+    let mut hit = false;
+    children(n, &mut |c| hit = hit || reads_local(c, slot));
+    hit
+}
+
+/// Calls `f` on each child of `n`, in order.
+fn children<'n>(n: &'n Node, f: &mut dyn FnMut(&'n Node)) {
     match n {
-        Node::Local(s) => *s == slot,
-        Node::Const(_) | Node::Var(_) | Node::ArgField(_) | Node::HasArg(_) => false,
+        Node::Const(_) | Node::Var(_) | Node::Local(_) | Node::ArgField(_) | Node::HasArg(_) => {}
         Node::Select(a, _)
         | Node::Has(a, _)
         | Node::Not(a)
@@ -766,8 +728,8 @@ fn reads_local(n: &Node, slot: usize) -> bool {
         | Node::MatchesRe(a, _)
         | Node::GlobConst(_, a)
         | Node::GlobAny(_, a)
-        | Node::PathListConst { path: a, .. } => r(a),
-        Node::List(items) => items.iter().any(r),
+        | Node::PathListConst { path: a, .. } => f(a),
+        Node::List(items) => items.iter().for_each(f),
         Node::And(a, b)
         | Node::Or(a, b)
         | Node::Bin(_, a, b)
@@ -777,18 +739,32 @@ fn reads_local(n: &Node, slot: usize) -> bool {
         | Node::IpIn(a, b)
         | Node::PathList {
             path: a, globs: b, ..
-        } => r(a) || r(b),
-        Node::Cond(a, b, c) => r(a) || r(b) || r(c),
-        Node::Substring(a, b, c) => r(a) || r(b) || c.as_deref().is_some_and(r),
+        } => {
+            f(a);
+            f(b);
+        }
+        Node::Cond(a, b, c) => {
+            f(a);
+            f(b);
+            f(c);
+        }
+        Node::Substring(a, b, c) => {
+            f(a);
+            f(b);
+            if let Some(c) = c {
+                f(c);
+            }
+        }
         Node::Comprehension(c) => {
-            r(&c.range)
-                || r(&c.init)
-                || r(&c.cond)
-                || r(&c.step)
-                || r(&c.result)
-                || c.append
-                    .as_ref()
-                    .is_some_and(|(g, i)| g.as_ref().is_some_and(r) || r(i))
+            for x in [&c.range, &c.init, &c.cond, &c.step, &c.result] {
+                f(x);
+            }
+            if let Some((guard, item)) = &c.append {
+                if let Some(g) = guard {
+                    f(g);
+                }
+                f(item);
+            }
         }
     }
 }
@@ -887,7 +863,7 @@ fn num_cmp(a: &Value, b: &Value) -> Option<Result<std::cmp::Ordering, ()>> {
     })
 }
 
-pub(super) fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, Fail> {
+fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, Fail> {
     if let Some(o) = num_cmp(a, b) {
         return o.map_err(|()| Fail::Error);
     }
@@ -898,9 +874,24 @@ pub(super) fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, Fail> 
     }
 }
 
+/// `x OP y` for the six comparisons (`==` and `!=` of any values, the
+/// others ordered); any other operator is an error.
+pub(super) fn comparison(op: Bin, x: &Value, y: &Value) -> Result<bool, Fail> {
+    use std::cmp::Ordering::{Greater, Less};
+    Ok(match op {
+        Bin::Eq => equal(x, y),
+        Bin::Ne => !equal(x, y),
+        Bin::Lt => compare(x, y)? == Less,
+        Bin::Le => compare(x, y)? != Greater,
+        Bin::Gt => compare(x, y)? == Greater,
+        Bin::Ge => compare(x, y)? != Less,
+        _ => return Err(Fail::Error),
+    })
+}
+
 /// Equality as the `cel` crate's `==`: numbers across kinds, lists item by
 /// item, maps key by key; different kinds are unequal.
-pub(super) fn equal(a: &Value, b: &Value) -> bool {
+fn equal(a: &Value, b: &Value) -> bool {
     if let Some(o) = num_cmp(a, b) {
         return o == Ok(std::cmp::Ordering::Equal);
     }
@@ -1234,20 +1225,13 @@ impl<'a> Run<'_, 'a> {
                 }
                 let x = self.eval(a)?;
                 let y = self.eval(b)?;
-                use std::cmp::Ordering::{Equal, Greater, Less};
                 match op {
-                    Bin::Eq => Ok(Value::Bool(equal(&x, &y))),
-                    Bin::Ne => Ok(Value::Bool(!equal(&x, &y))),
-                    Bin::Lt => Ok(Value::Bool(compare(&x, &y)? == Less)),
-                    Bin::Le => Ok(Value::Bool(compare(&x, &y)? != Greater)),
-                    Bin::Gt => Ok(Value::Bool(compare(&x, &y)? == Greater)),
-                    Bin::Ge => Ok(Value::Bool(compare(&x, &y)? != Less)),
+                    Bin::Eq | Bin::Ne | Bin::Lt | Bin::Le | Bin::Gt | Bin::Ge => {
+                        comparison(*op, &x, &y).map(Value::Bool)
+                    }
                     Bin::Index => index(&x, &y),
                     Bin::In => contains(&y, &x).map(Value::Bool),
-                    _ => {
-                        let _ = Equal;
-                        arith(*op, &x, &y)
-                    }
+                    _ => arith(*op, &x, &y),
                 }
             }
             Node::Size(a) => match self.eval(a)? {
@@ -1339,17 +1323,7 @@ impl<'a> Run<'_, 'a> {
                 Ok(Value::Bool(m.is_match(path.as_str())))
             }
             Node::GlobConst(m, path) => self.with_str(path, |p| Value::Bool(m.is_match(p))),
-            Node::GlobAny(set, path) => self
-                .with_str(path, |p| {
-                    // globset's set leaves a path ending in `..` to literal
-                    // strategies that miss it; the crate matches each glob.
-                    if functions::set_misreads(p) {
-                        Err(Fail::Fallback)
-                    } else {
-                        Ok(Value::Bool(set.is_match(p)))
-                    }
-                })
-                .and_then(|r| r),
+            Node::GlobAny(set, path) => self.with_str(path, |p| Value::Bool(set.is_match(p))),
             Node::PathList {
                 overlaps,
                 case_insensitive,

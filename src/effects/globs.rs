@@ -38,7 +38,7 @@ use regex_automata::meta;
 use regex_automata::nfa::thompson;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::{start, syntax};
-use regex_automata::{Anchored, Input, MatchKind};
+use regex_automata::{Anchored, Input, MatchKind, PatternSet};
 
 /// The most bytes a glob list's automata may take together.
 const LIST_DFA_LIMIT: usize = 16 << 20;
@@ -362,6 +362,40 @@ fn compile(glob: &str, case_insensitive: bool) -> Result<Glob, String> {
         .case_insensitive(case_insensitive)
         .build()
         .map_err(|e| e.kind().to_string())
+}
+
+/// Globs matched together with their own regexes: the semantics of
+/// `GlobMatcher` (what `glob()` uses), not of `globset::GlobSet`, whose
+/// literal and extension shortcuts skip a final `..` (see the module's notes).
+#[derive(Debug, Clone)]
+pub struct GlobRegexSet {
+    set: meta::Regex,
+}
+
+impl GlobRegexSet {
+    /// One set of the globs' regexes, in their order.
+    ///
+    /// # Errors
+    /// The set goes over its size limit.
+    pub fn new<'g>(globs: impl IntoIterator<Item = &'g Glob>) -> Result<GlobRegexSet, String> {
+        let regexes: Vec<&str> = globs.into_iter().map(Glob::regex).collect();
+        regex_set(&regexes).map(|set| GlobRegexSet { set })
+    }
+
+    /// Whether the literal path matches one of the globs.
+    #[must_use]
+    pub fn is_match(&self, path: &str) -> bool {
+        self.set.is_match(Input::new(path).anchored(Anchored::Yes))
+    }
+
+    /// The positions of the globs the literal path matches, in order.
+    #[must_use]
+    pub fn matches(&self, path: &str) -> Vec<usize> {
+        let mut found = PatternSet::new(self.set.pattern_len());
+        self.set
+            .which_overlapping_matches(&Input::new(path).anchored(Anchored::Yes), &mut found);
+        found.iter().map(|p| p.as_usize()).collect()
+    }
 }
 
 /// Builds the regex set that matches literal paths, configured as globset
