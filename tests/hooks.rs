@@ -914,3 +914,74 @@ fn explain_writes_nothing_to_the_log() {
     assert_eq!(out.status.code(), Some(0));
     assert!(!env.home().join(".local").exists());
 }
+
+/// A hook reads what deciding needs: a file that holds only tests is not read
+/// (a broken test there does not stop the hook, as it stops `lint`), and a
+/// tool's parameters are compiled when the tool is called, so a schema that is
+/// not valid blocks that tool's calls and no other's.
+#[test]
+fn a_hook_skips_test_files_and_blocks_a_tool_whose_schema_is_invalid() {
+    let env = Env::new("decide-load");
+    let dir = env.policy(
+        "decide",
+        "version: 1\nagent: claude-code\ntools:\n\
+         \x20 - name: Bash\n    description: runs a command\n    scope: read_only\n    parameters: {type: 12}\n\
+         \x20   safety: {permission: allow, side_effect: none}\n\
+         \x20 - name: Read\n    description: reads a file\n    scope: read_only\n    parameters: {type: object}\n\
+         \x20   safety: {permission: allow, side_effect: read}\n",
+    );
+    std::fs::write(
+        dir.join("policy.test.yaml"),
+        "version: 1\ntests:\n  - name: no call\n    expect: {decision: allow}\n",
+    )
+    .unwrap();
+    let event = |tool: &str, input: Value| {
+        serde_json::to_vec(&json!({
+            "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_1",
+        }))
+        .unwrap()
+    };
+    let bash = env.hook(
+        "claude-code",
+        &event("Bash", json!({"command": "ls"})),
+        &[&dir],
+    );
+    assert_eq!(bash.code, 0, "{bash:?}");
+    let answer = bash.json();
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{bash:?}"
+    );
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("not a valid JSON Schema"), "{reason}");
+    let read = env.hook(
+        "claude-code",
+        &event("Read", json!({"file_path": "/tmp/x"})),
+        &[&dir],
+    );
+    assert_eq!(read.code, 0, "{read:?}");
+    assert_eq!(
+        read.json(),
+        claude("allow", "zero-policy: allowed"),
+        "{read:?}"
+    );
+    // `lint` reads everything and refuses both files.
+    let lint = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .arg("lint")
+        .arg(&dir)
+        .env("HOME", env.home())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&lint.stdout).into_owned() + &String::from_utf8_lossy(&lint.stderr);
+    assert_eq!(lint.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("parameters of `Bash` are not a valid JSON Schema"),
+        "{text}"
+    );
+    assert!(text.contains("policy.test.yaml:"), "{text}");
+}

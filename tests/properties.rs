@@ -1096,3 +1096,119 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------------ files of tests only
+
+/// Pieces of documents, each whole lines: the ones `holds_only_tests` takes,
+/// ones that look like them, ones that continue a scalar at column 0, and
+/// blocks that add a rule, a relax rule, a tool, a list, an agent or settings.
+const DOC_PIECES: &[&str] = &[
+    "version: 1",
+    "version: 1 # the format",
+    "version: 2",
+    "version: 1\r",
+    "tests:",
+    "tests: # the tests",
+    "tests: []",
+    "tests:\n  - name: a\n    call: {tool: t, args: {}}\n    expect: {decision: prompt}",
+    "tests:\n- name: b\n  call: {\"tool\": \"t\",\n    \"args\": {}}\n  expect:\n    decision: deny",
+    "- name: c\n  call: {tool: t}\n  expect: {decision: allow}",
+    "- {name: d, call: {tool: t}, expect: {decision: deny}}",
+    "-",
+    "-name: a",
+    "  - name: e\n    call: {tool: t}\n    expect: {decision: deny}",
+    "---",
+    "...",
+    "%YAML 1.2",
+    "\t- name: f",
+    "# a comment",
+    "",
+    "   ",
+    "rules:\n  - id: r\n    description: d\n    tools: [\"*\"]\n    when: \"true\"\n    action: deny",
+    "rules:\n- id: r2\n  description: d\n  tools: [\"*\"]\n  when: \"true\"\n  action: prompt",
+    "rules: [{id: q, description: d, tools: [\"*\"], when: \"true\", action: deny}]",
+    "- id: r3\n  description: d\n  tools: [\"*\"]\n  when: \"true\"\n  action: deny",
+    "relax:\n  - id: x\n    description: d\n    tools: [\"*\"]\n    when: \"true\"",
+    "tools:\n  - name: t\n    description: a tool\n    parameters: {type: object}\n    safety: {permission: prompt, side_effect: read}",
+    "tools:\n- name: u\n  description: a tool\n  safety: {permission: allow, side_effect: none}",
+    "lists:\n  l: [a]",
+    "agent: codex",
+    "settings:\n  audit: {enabled: false}",
+    "\"rules\": []",
+    "? rules\n: []",
+    "{version: 1, rules: []}",
+    "tests: \"a\nrules: []\"",
+    "a\"",
+    "\u{feff}version: 1",
+];
+
+proptest! {
+    #![proptest_config(Config { cases: 3_000, ..config() })]
+
+    /// A document `holds_only_tests` calls so has no top-level key but
+    /// `version` and `tests`, and a full load of it either fails or adds no
+    /// tool, server, rule, list or command. (A load that decides calls does
+    /// not read it.)
+    #[test]
+    fn a_file_said_to_hold_only_tests_holds_nothing_else(
+        pieces in prop::collection::vec(prop::sample::select(DOC_PIECES), 0..7),
+    ) {
+        let text = pieces.join("\n");
+        if zero_policy::loader::holds_only_tests(&text) {
+            // Read as any YAML: a mapping has no key but these two.
+            if let Ok(Value::Object(map)) = serde_saphyr::from_str::<Value>(&text) {
+                prop_assert!(
+                    map.keys().all(|k| k == "version" || k == "tests"),
+                    "{}", text.escape_debug()
+                );
+            }
+            // And loaded, it adds nothing.
+            let loaded = load_sources(vec![SourceFile::new(Path::new("t.yaml"), text.clone())]);
+            if let Some(p) = loaded.policy {
+                prop_assert!(
+                    p.tools.is_empty() && p.servers.is_empty() && p.rules.is_empty()
+                        && p.lists.is_empty() && p.commands.is_empty(),
+                    "{}", text.escape_debug()
+                );
+            }
+        }
+    }
+}
+
+/// The shipped tests file is the kind a deciding load skips, the policy is not,
+/// and the shipped tests decide the same against a registry loaded to decide
+/// (tests skipped, schemas compiled when called) as against a full one.
+#[test]
+fn a_load_that_decides_skips_tests_and_decides_the_same() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).expect("shipped file");
+    assert!(zero_policy::loader::holds_only_tests(&read(
+        "policies/default.test.yaml"
+    )));
+    assert!(!zero_policy::loader::holds_only_tests(&read(
+        "policies/default.yaml"
+    )));
+    for m in ["claude-code", "codex", "zero-core", "mcp-servers"] {
+        assert!(!zero_policy::loader::holds_only_tests(&read(&format!(
+            "manifests/{m}.yaml"
+        ))));
+    }
+    let paths = [root.join("policies"), root.join("manifests")];
+    let full = zero_policy::loader::load_paths(&paths).expect("readable");
+    let full = full.policy.expect("the shipped files load");
+    let decide = zero_policy::loader::load_paths_for(&paths, zero_policy::loader::Purpose::Decide)
+        .expect("readable");
+    assert_eq!(errors_of(&decide), Vec::<String>::new());
+    let decide = decide.policy.expect("the shipped files load to decide");
+    assert!(decide.tests.is_empty());
+    assert!(full.tests.len() > 100, "{}", full.tests.len());
+    assert_eq!(full.rules.len(), decide.rules.len());
+    assert_eq!(full.tools.len(), decide.tools.len());
+    let (a, b) = (registry(&full), registry(&decide));
+    for t in &full.tests {
+        let (ea, eb) = (a.evaluate(&t.call), b.evaluate(&t.call));
+        assert_eq!(ea.decision, eb.decision, "{}", t.name);
+        let ids = |e: &Evaluation| e.matched.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&ea), ids(&eb), "{}", t.name);
+    }
+}

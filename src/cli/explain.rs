@@ -156,7 +156,7 @@ pub fn run(args: &Args) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let (_policy, mut registry) = match load_registry(&args.paths) {
+    let (_policy, mut registry) = match load_registry(&args.paths, crate::loader::Purpose::Decide) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -212,9 +212,17 @@ impl Source {
     /// # Errors
     /// A path does not exist or cannot be read; problems *in* the files are diagnostics.
     pub fn load(&self) -> Result<Loaded, loader::LoadError> {
+        self.load_for(loader::Purpose::Check)
+    }
+
+    /// Reads and loads the files for `purpose`.
+    ///
+    /// # Errors
+    /// A path does not exist or cannot be read; problems *in* the files are diagnostics.
+    pub fn load_for(&self, purpose: loader::Purpose) -> Result<Loaded, loader::LoadError> {
         match self {
-            Source::Paths(paths) => loader::load_paths(paths),
-            Source::Builtin => Ok(loader::load_sources(crate::builtin::sources())),
+            Source::Paths(paths) => loader::load_paths_for(paths, purpose),
+            Source::Builtin => Ok(loader::load_sources_for(crate::builtin::sources(), purpose)),
         }
     }
 }
@@ -244,8 +252,8 @@ impl Paths {
 ///
 /// # Errors
 /// The exit code to return: the paths could not be read.
-pub fn load(paths: &Paths) -> Result<Loaded, u8> {
-    load_files(paths).map_err(|e| {
+pub fn load(paths: &Paths, purpose: loader::Purpose) -> Result<Loaded, u8> {
+    load_files_for(paths, purpose).map_err(|e| {
         output::error(&e.to_string());
         EXIT_ERROR
     })
@@ -257,19 +265,30 @@ pub fn load(paths: &Paths) -> Result<Loaded, u8> {
 /// # Errors
 /// The paths could not be read.
 pub fn load_files(paths: &Paths) -> Result<Loaded, loader::LoadError> {
+    load_files_for(paths, loader::Purpose::Check)
+}
+
+/// [`load_files`] for `purpose`.
+///
+/// # Errors
+/// The paths could not be read.
+pub fn load_files_for(
+    paths: &Paths,
+    purpose: loader::Purpose,
+) -> Result<Loaded, loader::LoadError> {
     let source = paths.resolve();
     if source == Source::Builtin {
         output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
     }
-    source.load()
+    source.load_for(purpose)
 }
 
 /// Loads and builds a registry; on load errors prints the diagnostics and returns 2.
 ///
 /// # Errors
 /// The exit code to return.
-pub fn load_registry(paths: &Paths) -> Result<(Policy, Registry), u8> {
-    let loaded = load(paths)?;
+pub fn load_registry(paths: &Paths, purpose: loader::Purpose) -> Result<(Policy, Registry), u8> {
+    let loaded = load(paths, purpose)?;
     let Some(policy) = loaded.policy else {
         output::diagnostics_human(&loaded.diagnostics);
         output::error("the files have errors; fix them first (see `zero-policy lint`)");

@@ -34,7 +34,7 @@ pub struct Args {
 /// Runs the command.
 #[must_use]
 pub fn run(args: &Args) -> u8 {
-    let (policy, mut registry) = match load_registry(&args.paths) {
+    let (policy, mut registry) = match load_registry(&args.paths, crate::loader::Purpose::Check) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -141,24 +141,55 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// What a load is for, and so what it reads and checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Purpose {
+    /// Everything (`lint`, `test`, `tools`, the gateway): the tests are read and
+    /// every tool's parameters are checked as a JSON Schema.
+    #[default]
+    Check,
+    /// Deciding calls in a process that lives for one call or a few (a hook,
+    /// `explain`): the documents' `tests:` are read past, and a tool's
+    /// parameters are compiled when the tool is called, which refuses the call
+    /// if they are not a valid schema. Every other check is made.
+    Decide,
+}
+
 /// Reads and loads files and folders.
 ///
 /// # Errors
 /// A path does not exist or cannot be read; problems *in* the files are diagnostics.
 pub fn load_paths(paths: &[PathBuf]) -> Result<Loaded, LoadError> {
+    load_paths_for(paths, Purpose::Check)
+}
+
+/// Reads and loads files and folders for `purpose`.
+///
+/// # Errors
+/// A path does not exist or cannot be read; problems *in* the files are diagnostics.
+pub fn load_paths_for(paths: &[PathBuf], purpose: Purpose) -> Result<Loaded, LoadError> {
     let files = find_files(paths)?;
     let mut sources = Vec::new();
     for f in files {
         let text = read_file(&f)?;
         sources.push(SourceFile::new(&f, text));
     }
-    Ok(load_sources(sources))
+    Ok(load_sources_for(sources, purpose))
 }
 
 /// Loads in-memory sources (used by tests and benchmarks too).
 #[must_use]
 pub fn load_sources(files: Vec<SourceFile>) -> Loaded {
-    let mut b = Builder::default();
+    load_sources_for(files, Purpose::Check)
+}
+
+/// Loads in-memory sources for `purpose`.
+#[must_use]
+pub fn load_sources_for(files: Vec<SourceFile>, purpose: Purpose) -> Loaded {
+    let mut b = Builder {
+        purpose,
+        ..Builder::default()
+    };
     let mut docs = Vec::new();
     for file in &files {
         if let Some(doc) = b.parse(file) {
@@ -221,6 +252,8 @@ struct Builder {
     agent: Option<String>,
     /// The shipped catalog is being compiled (no `command-replaced` warnings).
     loading_builtin_catalog: bool,
+    /// What the load is for.
+    purpose: Purpose,
 }
 
 /// The byte span of a spanned value.
@@ -381,8 +414,63 @@ fn name_globset<'a>(
     (set, written)
 }
 
+/// Whether a document holds nothing but `version: 1` and `tests:`, judged from
+/// its lines alone and only where that is certain; a load that decides calls
+/// does not read such a file.
+///
+/// A top-level key of a document is a line that starts at column 0, so the
+/// document holds only those two when every line is blank, a comment, indented
+/// by a space, a `-` item (at column 0 only the top-level `tests:` can hold
+/// one), `version: 1` or `tests:`, each of those two once, with `version`
+/// present and nothing indented under it. Any other line (another key, a
+/// quoted key, a flow collection, `---`, a directive, a tab, a byte-order mark,
+/// a scalar continued at column 0) and the file is read as usual.
+#[must_use]
+pub fn holds_only_tests(text: &str) -> bool {
+    let (mut version, mut tests, mut under_version) = (false, false, false);
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let trimmed = line.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if trimmed.len() < line.len() {
+            // Indented: the value of the key above, which must be `tests:`.
+            if under_version || !tests {
+                return false;
+            }
+            continue;
+        }
+        // The key or item at column 0, without a trailing comment.
+        let bare = match line.find(" #") {
+            Some(i) => &line[..i],
+            None => line,
+        }
+        .trim_end_matches(' ');
+        let fits = match bare {
+            "version: 1" if !version => {
+                (version, under_version) = (true, true);
+                true
+            }
+            "tests:" if !tests => {
+                (tests, under_version) = (true, false);
+                true
+            }
+            _ => (bare == "-" || line.starts_with("- ")) && tests && !under_version,
+        };
+        if !fits {
+            return false;
+        }
+    }
+    version
+}
+
 impl Builder {
     fn parse(&mut self, file: &SourceFile) -> Option<Document> {
+        // A process that decides calls never runs the tests.
+        if self.purpose == Purpose::Decide && holds_only_tests(&file.text) {
+            return None;
+        }
         let options = serde_saphyr::options! {
             budget: serde_saphyr::budget! {
                 max_aliases: MAX_ALIASES,
@@ -413,7 +501,12 @@ impl Builder {
             );
             return None;
         }
-        match serde_saphyr::from_str_with_options::<Document>(&file.text, options) {
+        let read = || serde_saphyr::from_str_with_options::<Document>(&file.text, options);
+        let read = match self.purpose {
+            Purpose::Check => read(),
+            Purpose::Decide => crate::model::without_tests(read),
+        };
+        match read {
             Ok(doc) => Some(doc),
             Err(err) => {
                 self.diags.push(yaml_diagnostic(file, &err));

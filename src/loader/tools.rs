@@ -179,7 +179,10 @@ impl Builder {
             || serde_json::json!({"type": "object"}),
             |p| p.value.clone(),
         );
-        if let Err(e) = jsonschema::draft202012::new(&parameters) {
+        // A load that decides calls compiles the schema when the tool is called.
+        if self.purpose == Purpose::Check
+            && let Err(e) = jsonschema::draft202012::new(&parameters)
+        {
             let at = raw
                 .parameters
                 .as_ref()
