@@ -151,16 +151,16 @@
 //! idempotent and [`Scrubber::contains_secret`] is false on scrubbed output.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
-use regex::{Regex, RegexBuilder, RegexSet};
+use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
 mod detectors;
 mod keys;
 mod quoting;
 
-use detectors::{Detector, Extract, LazyRegex, build_prefilter, lazy_builtins};
+use detectors::{Detector, Extract, LazyRegex, Prefilter, lazy_builtins};
 use keys::JWK_PRIVATE_MEMBERS;
 pub use keys::is_sensitive_key;
 
@@ -188,7 +188,7 @@ pub struct Scrubber {
     /// One pattern per detector, same order, then one for a word split by
     /// shell quoting: which detectors can match, and whether the quoting
     /// pass is needed. `None` if it could not be built; then everything runs.
-    prefilter: Option<RegexSet>,
+    prefilter: Option<Arc<Prefilter>>,
 }
 
 /// Why a scrubber could not be built.
@@ -216,7 +216,7 @@ static BUILTIN: LazyLock<Scrubber> = LazyLock::new(builtin_scrubber);
 
 fn builtin_scrubber() -> Scrubber {
     let detectors = lazy_builtins();
-    let prefilter = build_prefilter(&detectors);
+    let prefilter = Prefilter::build(&detectors).map(Arc::new);
     Scrubber {
         detectors,
         prefilter,
@@ -272,7 +272,7 @@ impl Scrubber {
         let prefilter = if detectors.len() == BUILTIN.detectors.len() {
             BUILTIN.prefilter.clone()
         } else {
-            build_prefilter(&detectors)
+            Prefilter::build(&detectors).map(Arc::new)
         };
         Ok(Scrubber {
             detectors,
@@ -392,15 +392,13 @@ impl Scrubber {
     /// quoting may split a token in it.
     fn candidates(&self, text: &str) -> (Vec<usize>, bool) {
         let n = self.detectors.len();
-        match &self.prefilter {
-            Some(set) => {
-                let matches = set.matches(text);
-                // Clean text: no walk over every pattern's slot.
-                if !matches.matched_any() {
-                    return (Vec::new(), false);
-                }
-                let split = n < matches.len() && matches.matched(n);
-                (matches.into_iter().filter(|&i| i < n).collect(), split)
+        match self.prefilter.as_ref().and_then(|p| p.matches(text)) {
+            // Clean text: no walk over every pattern's slot.
+            Some(matched) if matched.is_empty() => (Vec::new(), false),
+            Some(mut matched) => {
+                let split = matched.last() == Some(&n);
+                matched.retain(|&i| i < n);
+                (matched, split)
             }
             None => ((0..n).collect(), true),
         }
