@@ -534,11 +534,12 @@ type CachePool = Pool<hybrid::dfa::Cache, Box<dyn Fn() -> hybrid::dfa::Cache + S
 /// costs about two thirds of a [`RegexSet`] of them (callgrind: 11 against 17
 /// million instructions for the built-in ones), which also builds what finding
 /// where a match starts takes. Where the lazy DFA gives up (a long, varied text
-/// that keeps clearing its cache), a `RegexSet` of the same patterns, built
-/// then and kept, answers instead; the two give the same answer.
+/// that keeps clearing its cache, or a non-ASCII byte near a user pattern's
+/// Unicode `\b`) or cannot take the patterns at all, a `RegexSet` of the same
+/// patterns, built then and kept, answers instead; the two give the same answer.
 pub(super) struct Prefilter {
-    dfa: hybrid::dfa::DFA,
-    caches: CachePool,
+    /// The lazy DFA and its caches; `None` if the patterns are beyond it.
+    dfa: Option<(hybrid::dfa::DFA, CachePool)>,
     patterns: Vec<String>,
     set: OnceLock<Option<RegexSet>>,
 }
@@ -576,7 +577,10 @@ impl Prefilter {
                     .skip_cache_capacity_check(true)
                     // When to give up, as the `regex` crate's own searches do.
                     .minimum_cache_clear_count(Some(3))
-                    .minimum_bytes_per_state(Some(10)),
+                    .minimum_bytes_per_state(Some(10))
+                    // A user's Unicode `\b`: the search stops at a non-ASCII
+                    // byte, and the set answers.
+                    .unicode_word_boundary(true),
             )
             .thompson(
                 thompson::Config::new()
@@ -584,38 +588,50 @@ impl Prefilter {
                     .nfa_size_limit(Some(SIZE_LIMIT)),
             )
             .build_many(&patterns)
-            .ok()?;
-        let for_caches = dfa.clone();
-        let caches: CachePool = Pool::new(Box::new(move || for_caches.create_cache()));
-        Some(Prefilter {
+            .ok()
+            .map(|dfa| {
+                let for_caches = dfa.clone();
+                let caches: CachePool = Pool::new(Box::new(move || for_caches.create_cache()));
+                (dfa, caches)
+            });
+        let prefilter = Prefilter {
             dfa,
-            caches,
             patterns,
             set: OnceLock::new(),
-        })
+        };
+        // Patterns the lazy DFA cannot take are searched by the set alone.
+        if prefilter.dfa.is_none() && prefilter.set().is_none() {
+            return None;
+        }
+        Some(prefilter)
+    }
+
+    /// The set of the same patterns, built on first use.
+    fn set(&self) -> Option<&RegexSet> {
+        self.set
+            .get_or_init(|| {
+                RegexSetBuilder::new(&self.patterns)
+                    .size_limit(SIZE_LIMIT)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// The indexes of the patterns that match somewhere in `text`, in order;
     /// `None` if that cannot be told (then every detector must run).
     pub(super) fn matches(&self, text: &str) -> Option<Vec<usize>> {
-        let mut found = PatternSet::new(self.dfa.pattern_len());
-        let searched = {
-            let mut cache = self.caches.get();
-            self.dfa
+        if let Some((dfa, caches)) = &self.dfa {
+            let mut found = PatternSet::new(dfa.pattern_len());
+            let mut cache = caches.get();
+            if dfa
                 .try_which_overlapping_matches(&mut cache, &Input::new(text), &mut found)
-        };
-        match searched {
-            Ok(()) => Some(found.iter().map(|p| p.as_usize()).collect()),
-            Err(_) => {
-                let set = self.set.get_or_init(|| {
-                    RegexSetBuilder::new(&self.patterns)
-                        .size_limit(SIZE_LIMIT)
-                        .build()
-                        .ok()
-                });
-                set.as_ref().map(|s| s.matches(text).into_iter().collect())
+                .is_ok()
+            {
+                return Some(found.iter().map(|p| p.as_usize()).collect());
             }
         }
+        self.set().map(|s| s.matches(text).into_iter().collect())
     }
 }
 
@@ -1368,6 +1384,30 @@ pub(super) mod tests {
         let usual = Prefilter::build(&builtins).unwrap();
         assert_prefilter_is_the_set(&usual, &varied);
         assert!(usual.set.get().is_none());
+    }
+
+    #[test]
+    fn a_unicode_word_boundary_is_answered_by_the_set_past_ascii() {
+        let mut detectors = compile_builtins().unwrap();
+        detectors.push(Detector {
+            name: "custom",
+            regex: LazyRegex::compiled(Regex::new(r"\bhunter\w+\b").unwrap()),
+            extract: Extract::Whole,
+            validate: None,
+        });
+        let prefilter = Prefilter::build(&detectors).unwrap();
+        assert_prefilter_is_the_set(&prefilter, "login hunter22 done");
+        assert!(
+            prefilter.set.get().is_none(),
+            "ASCII text: the lazy DFA answers"
+        );
+        for text in ["é hunter22 é", "éhunter22", "hunter2é", "naïve"] {
+            assert_prefilter_is_the_set(&prefilter, text);
+        }
+        assert!(prefilter.set.get().is_some());
+        let custom = detectors.len() - 1;
+        assert!(prefilter.matches("é hunter22 é").unwrap().contains(&custom));
+        assert!(!prefilter.matches("éhunter22").unwrap().contains(&custom));
     }
 
     #[test]

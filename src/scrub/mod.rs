@@ -393,8 +393,6 @@ impl Scrubber {
     fn candidates(&self, text: &str) -> (Vec<usize>, bool) {
         let n = self.detectors.len();
         match self.prefilter.as_ref().and_then(|p| p.matches(text)) {
-            // Clean text: no walk over every pattern's slot.
-            Some(matched) if matched.is_empty() => (Vec::new(), false),
             Some(mut matched) => {
                 let split = matched.last() == Some(&n);
                 matched.retain(|&i| i < n);
