@@ -1140,6 +1140,12 @@ const DOC_PIECES: &[&str] = &[
     "tests: \"a\nrules: []\"",
     "a\"",
     "\u{feff}version: 1",
+    // A lone carriage return, and the other line breaks of YAML 1.1, end a line too.
+    "- a\rrules: [{id: q, description: d, tools: [\"*\"], when: \"true\", action: deny}]",
+    "  - b\rlists: {l: [a]}",
+    "- c\u{85}lists: {l: [a]}",
+    "- d\u{2028}lists: {l: [a]}",
+    "- e\u{2029}agent: codex",
 ];
 
 proptest! {
@@ -1152,8 +1158,11 @@ proptest! {
     #[test]
     fn a_file_said_to_hold_only_tests_holds_nothing_else(
         pieces in prop::collection::vec(prop::sample::select(DOC_PIECES), 0..7),
+        headed in any::<bool>(),
     ) {
-        let text = pieces.join("\n");
+        // Half the documents start as a tests file does, so that what follows is judged.
+        let head = if headed { "version: 1\ntests:\n" } else { "" };
+        let text = format!("{head}{}", pieces.join("\n"));
         if zero_policy::loader::holds_only_tests(&text) {
             // Read as any YAML: a mapping has no key but these two.
             if let Ok(Value::Object(map)) = serde_saphyr::from_str::<Value>(&text) {

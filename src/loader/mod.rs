@@ -424,12 +424,17 @@ fn name_globset<'a>(
 /// one), `version: 1` or `tests:`, each of those two once, with `version`
 /// present and nothing indented under it. Any other line (another key, a
 /// quoted key, a flow collection, `---`, a directive, a tab, a byte-order mark,
-/// a scalar continued at column 0) and the file is read as usual.
+/// a scalar continued at column 0) and the file is read as usual. A line ends
+/// where YAML ends one: at `\n`, at `\r\n`, and at a lone `\r`.
 #[must_use]
 pub fn holds_only_tests(text: &str) -> bool {
+    // YAML breaks lines at `\n`, `\r` and `\r\n`; YAML 1.1 also at NEL, LS and
+    // PS, which are refused rather than weighed.
+    if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return false;
+    }
     let (mut version, mut tests, mut under_version) = (false, false, false);
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
+    for line in text.split(['\n', '\r']) {
         let trimmed = line.trim_start_matches(' ');
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
