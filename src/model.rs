@@ -9,37 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use schemars::JsonSchema;
-use serde::de::IgnoredAny;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
-
-std::thread_local! {
-    /// Documents read on this thread skip their `tests:` (see [`without_tests`]).
-    static SKIP_TESTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `read` with every document's `tests:` section read past, not built:
-/// for a process that decides calls and never runs the tests. The YAML is
-/// still read, so a document that is not YAML is still refused.
-pub fn without_tests<T>(read: impl FnOnce() -> T) -> T {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            SKIP_TESTS.set(self.0);
-        }
-    }
-    let _reset = Reset(SKIP_TESTS.replace(true));
-    read()
-}
-
-/// A document's `tests:`, or none while [`without_tests`] runs.
-fn tests<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RawTest>, D::Error> {
-    if SKIP_TESTS.get() {
-        IgnoredAny::deserialize(d).map(|_| Vec::new())
-    } else {
-        Vec::deserialize(d)
-    }
-}
 
 /// A permission, ordered from the most permissive to the strictest.
 ///
@@ -290,8 +261,7 @@ pub struct Document {
     #[serde(default)]
     pub relax: Vec<RawRelax>,
     /// Policy tests, run by `zero-policy test`.
-    #[serde(default, deserialize_with = "tests")]
-    #[schemars(with = "Vec<RawTest>")]
+    #[serde(default)]
     pub tests: Vec<RawTest>,
     /// Named lists shared by every rule as `lists.NAME`; names are unique across files.
     #[serde(default)]

@@ -466,17 +466,16 @@ impl Planner<'_> {
             && !reads_local(path, accu)
             && matches!(result, Node::Local(s) if s == accu)
         {
-            let globs: Option<Vec<globset::Glob>> = items
+            // The literals were compiled at load (`PatternCache`).
+            let globs: Option<Vec<&functions::PathGlob>> = items
                 .iter()
                 .map(|it| match it {
-                    Value::String(s) => functions::compile_path_glob(s)
-                        .ok()
-                        .map(|g| g.glob().clone()),
+                    Value::String(s) => self.cx.cache.glob(s),
                     _ => None,
                 })
                 .collect();
             if let Some(globs) = globs
-                && let Ok(set) = GlobRegexSet::new(&globs)
+                && let Ok(set) = GlobRegexSet::new(globs.into_iter().map(functions::PathGlob::glob))
             {
                 let Node::Or(_, pred) = step else {
                     return Err("internal: a glob fold lost its shape".into());

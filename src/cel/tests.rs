@@ -303,3 +303,26 @@ fn planned_and_not_planned_expressions_are_told_apart() {
     // Either way the value is the same.
     assert_eq!(eval("{\"a\": 1}.a == 1", serde_json::json!({})), Ok(true));
 }
+
+/// `[literal globs].exists(p, glob(p, X))` is planned as one set of the
+/// globs compiled at load, and decides as the fold does.
+#[test]
+fn a_literal_glob_fold_is_one_set() {
+    let env = CelEnv::new();
+    let mut cache = PatternCache::default();
+    let src = r#"["**/.env", "**/*.pem", "/etc/**"].exists(p, glob(p, args.path))"#;
+    let expr = env.compile(src, &mut cache, &cx()).unwrap();
+    let plan = expr.plan.as_ref().unwrap();
+    assert!(
+        matches!(plan.root(), plan::Node::GlobAny(..)),
+        "{:?}",
+        plan.root()
+    );
+    for (path, want) in [("/a/b.pem", true), ("/etc/x/y", true), ("/a/.envrc", false)] {
+        assert_eq!(
+            eval(src, serde_json::json!({"path": path})),
+            Ok(want),
+            "{path}"
+        );
+    }
+}

@@ -71,7 +71,7 @@ pub fn source(
 /// Loads the policy and builds its registry; every failure is one message.
 fn load(source: &Source) -> Result<(Policy, Registry), String> {
     let loaded = source
-        .load_for(crate::loader::Purpose::Decide)
+        .load(crate::loader::Purpose::Decide)
         .map_err(|e| e.to_string())?;
     let Some(policy) = loaded.policy else {
         let errors: Vec<&crate::Diagnostic> = loaded

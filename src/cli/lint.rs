@@ -66,7 +66,7 @@ pub fn run(args: &Args) -> u8 {
             }
         };
     }
-    let loaded = match load_files(&args.paths) {
+    let loaded = match load_files(&args.paths, crate::loader::Purpose::Check) {
         Ok(l) => l,
         Err(e) => {
             // The files could not be read: said on stderr, and in the format asked

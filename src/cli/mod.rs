@@ -207,19 +207,11 @@ pub enum Source {
 }
 
 impl Source {
-    /// Reads and loads the files.
-    ///
-    /// # Errors
-    /// A path does not exist or cannot be read; problems *in* the files are diagnostics.
-    pub fn load(&self) -> Result<Loaded, loader::LoadError> {
-        self.load_for(loader::Purpose::Check)
-    }
-
     /// Reads and loads the files for `purpose`.
     ///
     /// # Errors
     /// A path does not exist or cannot be read; problems *in* the files are diagnostics.
-    pub fn load_for(&self, purpose: loader::Purpose) -> Result<Loaded, loader::LoadError> {
+    pub fn load(&self, purpose: loader::Purpose) -> Result<Loaded, loader::LoadError> {
         match self {
             Source::Paths(paths) => loader::load_paths_for(paths, purpose),
             Source::Builtin => Ok(loader::load_sources_for(crate::builtin::sources(), purpose)),
@@ -253,7 +245,7 @@ impl Paths {
 /// # Errors
 /// The exit code to return: the paths could not be read.
 pub fn load(paths: &Paths, purpose: loader::Purpose) -> Result<Loaded, u8> {
-    load_files_for(paths, purpose).map_err(|e| {
+    load_files(paths, purpose).map_err(|e| {
         output::error(&e.to_string());
         EXIT_ERROR
     })
@@ -264,23 +256,12 @@ pub fn load(paths: &Paths, purpose: loader::Purpose) -> Result<Loaded, u8> {
 ///
 /// # Errors
 /// The paths could not be read.
-pub fn load_files(paths: &Paths) -> Result<Loaded, loader::LoadError> {
-    load_files_for(paths, loader::Purpose::Check)
-}
-
-/// [`load_files`] for `purpose`.
-///
-/// # Errors
-/// The paths could not be read.
-pub fn load_files_for(
-    paths: &Paths,
-    purpose: loader::Purpose,
-) -> Result<Loaded, loader::LoadError> {
+pub fn load_files(paths: &Paths, purpose: loader::Purpose) -> Result<Loaded, loader::LoadError> {
     let source = paths.resolve();
     if source == Source::Builtin {
         output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
     }
-    source.load_for(purpose)
+    source.load(purpose)
 }
 
 /// Loads and builds a registry; on load errors prints the diagnostics and returns 2.

@@ -149,9 +149,10 @@ pub enum Purpose {
     #[default]
     Check,
     /// Deciding calls in a process that lives for one call or a few (a hook,
-    /// `explain`): the documents' `tests:` are read past, and a tool's
-    /// parameters are compiled when the tool is called, which refuses the call
-    /// if they are not a valid schema. Every other check is made.
+    /// `explain`): a file that holds only tests ([`holds_only_tests`]) is not
+    /// read, and a tool's parameters are compiled when the tool is called,
+    /// which refuses the call if they are not a valid schema. Every other
+    /// check is made.
     Decide,
 }
 
@@ -506,12 +507,7 @@ impl Builder {
             );
             return None;
         }
-        let read = || serde_saphyr::from_str_with_options::<Document>(&file.text, options);
-        let read = match self.purpose {
-            Purpose::Check => read(),
-            Purpose::Decide => crate::model::without_tests(read),
-        };
-        match read {
+        match serde_saphyr::from_str_with_options::<Document>(&file.text, options) {
             Ok(doc) => Some(doc),
             Err(err) => {
                 self.diags.push(yaml_diagnostic(file, &err));
