@@ -456,8 +456,12 @@ impl Registry {
         let mut matched = Vec::new();
         let mut errors = Vec::new();
 
-        // 4. effects: computed once, only when a rule reads `call` (or `explain` asks).
-        let fx = if tool.needs_effects || always_effects {
+        // 4. effects: computed once, only when a rule reads `call`, the tool can
+        // change files and the policy's own files are guarded, or `explain` asks.
+        let fx = if tool.needs_effects
+            || always_effects
+            || (tool.effects.as_ref().is_some_and(|e| e.can_write()) && !self.guarded().is_empty())
+        {
             let fx = self.effects_of(tool, &scope, call);
             if let Ok(v) = ::cel::to_value(effects_json(&fx)) {
                 scope.bind_call(v);
@@ -631,23 +635,42 @@ impl Registry {
             decision = rule.action;
             reason = rule.reason.clone();
         }
+        // The policy's own files: no rule can let a call change them.
+        let by_rules = decision;
+        let own = fx.as_ref().and_then(|f| self.guarded_write(f));
+        if let Some(path) = own
+            && decision != Decision::Deny
+        {
+            decision = Decision::Deny;
+            reason = Some(format!(
+                "the call changes `{}`, where the policy governing this agent is read from",
+                crate::effects::literal::snippet(path)
+            ));
+        }
         sandbox_hits.sort();
         rec.push(Step::Sandbox, decision.into(), || {
-            if sandbox_hits.is_empty() {
+            let rules = if sandbox_hits.is_empty() {
                 if tool.sandbox.is_empty() {
-                    "no sandbox rule applies to this tool".into()
+                    "no sandbox rule applies to this tool".to_string()
                 } else {
                     format!("none of {} sandbox rules matched", tool.sandbox.len())
                 }
             } else {
                 format!(
-                    "matched {}; the strictest is `{decision}`",
+                    "matched {}; the strictest is `{by_rules}`",
                     sandbox_hits
                         .iter()
                         .map(|i| format!("`{i}`"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )
+            };
+            match own {
+                Some(path) => format!(
+                    "{rules}; it changes `{}`, where the policy is read from, so `deny`",
+                    crate::effects::literal::snippet(path)
+                ),
+                None => rules,
             }
         });
         // 8. decision

@@ -897,6 +897,11 @@ pub struct RawOptionSpec {
     /// The option makes the program run code no rule can see.
     #[serde(default)]
     pub runs_code: Option<bool>,
+    /// The program edits its input files in place: every `read` operand is
+    /// written too, whichever option set the operands. An option with a value
+    /// takes it as a backup suffix (`sed -i.bak`): the copy is written too.
+    #[serde(default)]
+    pub in_place: Option<bool>,
     /// For a `command` value: the words that end it.
     #[serde(default)]
     pub end: Vec<String>,

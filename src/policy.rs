@@ -250,6 +250,14 @@ pub struct ToolEffects {
     pub runs_code: Option<Expression>,
 }
 
+impl ToolEffects {
+    /// Whether a call can change files: it runs a script, writes or patches.
+    #[must_use]
+    pub fn can_write(&self) -> bool {
+        self.shell.is_some() || self.writes.is_some() || self.patch.is_some()
+    }
+}
+
 /// Per-tool safety for an MCP server's tools.
 #[derive(Debug, Clone)]
 pub struct Override {

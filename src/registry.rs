@@ -276,6 +276,11 @@ pub struct Registry {
     sessions: std::sync::Mutex<Vec<(crate::call::Session, Arc<crate::call::SessionCel>)>>,
     /// The rule batches made so far, shared by tools with the same rules.
     batches: std::sync::Mutex<HashMap<BatchKey, Arc<RuleBatches>>>,
+    /// Where the policy is read from: a call that changes one of these is
+    /// denied, whatever the rules say ([`Registry::guard`]).
+    guarded: Vec<String>,
+    /// `guarded` and everything under it, as one glob list (built at first use).
+    guard_globs: std::sync::OnceLock<GuardGlobs>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -286,6 +291,12 @@ impl std::fmt::Debug for Registry {
             .finish_non_exhaustive()
     }
 }
+
+/// The guarded places and everything under them; the folders above them.
+type GuardGlobs = (
+    Option<crate::effects::globs::PathGlobs>,
+    Option<crate::effects::globs::PathGlobs>,
+);
 
 /// The rules' `tools:` patterns, indexed once for the registry: exact names
 /// in a map, every distinct glob once in one set, so a tool's rules are found
@@ -477,7 +488,16 @@ impl Registry {
             root,
             sessions: std::sync::Mutex::new(Vec::new()),
             batches: std::sync::Mutex::new(HashMap::new()),
+            guarded: Vec::new(),
+            guard_globs: std::sync::OnceLock::new(),
         };
+        // The folder a hook reads when it is given no paths: an agent that wrote
+        // one there would be governed by its own policy from its next call on.
+        let home = reg.settings.home.clone();
+        reg.guard([format!(
+            "{}/.config/zero-policy",
+            home.trim_end_matches('/')
+        )]);
         for t in &policy.tools {
             let source = ToolSource::Manifest {
                 file: t.origin.file.name.clone(),
@@ -833,6 +853,86 @@ impl Registry {
     /// Sets the lock MCP tools are checked against when they register; `None` turns pinning off.
     pub fn set_lock(&mut self, lock: Option<Arc<Lock>>) {
         self.lock = lock;
+    }
+
+    /// Adds places the policy is read from (files or folders, a relative path
+    /// taken from the process's folder). A call whose effects write, delete or
+    /// move one of them, something under one, or a folder above one is denied
+    /// at the sandbox step, whatever the rules say: an agent must not rewrite
+    /// the policy that governs it. Every registry guards
+    /// `~/.config/zero-policy`; the front doors add the paths they loaded.
+    pub fn guard<I, P>(&mut self, paths: I)
+    where
+        I: IntoIterator<Item = P>,
+        P: AsRef<std::path::Path>,
+    {
+        let cwd = std::env::current_dir().ok();
+        for p in paths {
+            let p = p.as_ref();
+            let abs = match (p.is_absolute(), &cwd) {
+                (true, _) | (false, None) => p.to_path_buf(),
+                (false, Some(cwd)) => cwd.join(p),
+            };
+            let mut forms = vec![abs.clone()];
+            // A folder reached through a symbolic link is guarded by both names.
+            if let Ok(real) = std::fs::canonicalize(&abs) {
+                forms.push(real);
+            }
+            for f in forms {
+                let Some(s) = f.to_str() else { continue };
+                let clean = crate::effects::paths::clean(s);
+                if clean != "/" && !self.guarded.contains(&clean) {
+                    self.guarded.push(clean);
+                }
+            }
+        }
+        self.guard_globs = std::sync::OnceLock::new();
+    }
+
+    /// The places [`Registry::guard`] protects, absolute and clean.
+    #[must_use]
+    pub fn guarded(&self) -> &[String] {
+        &self.guarded
+    }
+
+    /// The first path or pattern of these effects that reaches a guarded
+    /// place: a write of the place or of something under it, or a delete (a
+    /// move's source is one) of a folder above it. A pattern too complex to
+    /// compare counts as reaching one (fail closed).
+    pub(crate) fn guarded_write<'a>(&self, fx: &'a crate::effects::Effects) -> Option<&'a str> {
+        if self.guarded.is_empty() {
+            return None;
+        }
+        let (under, above) = self.guard_globs.get_or_init(|| {
+            let ci = self.settings.case_insensitive;
+            let esc = crate::effects::paths::escape;
+            let under: Vec<String> = self
+                .guarded
+                .iter()
+                .flat_map(|g| [esc(g), format!("{}/**", esc(g))])
+                .collect();
+            let mut above: Vec<String> = self
+                .guarded
+                .iter()
+                .flat_map(|g| crate::effects::paths::ancestors(g))
+                .filter(|a| a != "/")
+                .map(|a| esc(&a))
+                .collect();
+            above.sort();
+            above.dedup();
+            (
+                crate::effects::globs::PathGlobs::new(&under, ci).ok(),
+                crate::effects::globs::PathGlobs::new(&above, ci).ok(),
+            )
+        });
+        let hits = |globs: &Option<crate::effects::globs::PathGlobs>, w: &str| {
+            globs.as_ref().is_none_or(|g| g.matches(w).unwrap_or(true))
+        };
+        fx.writes
+            .iter()
+            .find(|w| hits(under, w))
+            .or_else(|| fx.deletes.iter().find(|w| hits(above, w)))
+            .map(String::as_str)
     }
 
     /// The lock in force, if any.

@@ -213,12 +213,17 @@ fn data_is_not_code() {
 }
 
 #[test]
-fn effects_are_not_computed_when_no_rule_reads_them() {
+fn effects_are_not_computed_when_no_rule_or_guard_needs_them() {
     let src = r#"
 version: 1
 tools:
   - name: t
     description: a tool
+    scope: shell
+    safety: {side_effect: shell, permission: prompt, reason: runs things}
+    effects: {reads: '[args.command]'}
+  - name: sh
+    description: a shell
     scope: shell
     safety: {side_effect: shell, permission: prompt, reason: runs things}
     effects: {shell: args.command}
@@ -240,6 +245,14 @@ rules:
     };
     assert_eq!(reg.evaluate(&c).effects, None);
     assert!(reg.explain(&c).effects.is_some());
+    // A tool that can change files has its effects computed all the same: the
+    // policy's own folder is guarded whatever the rules read.
+    let sh = Call {
+        tool: "sh".into(),
+        ..c
+    };
+    let ev = reg.evaluate(&sh);
+    assert_eq!(ev.effects.map(|f| f.commands.len()), Some(1));
 }
 
 #[test]
@@ -297,4 +310,89 @@ fn agent_namespaces_resolve_the_agents_own_tool_first() {
         "gemini-cli",
     ));
     assert_eq!(ev.decision, Decision::Deny, "{:?}", ev.steps);
+}
+
+#[test]
+fn an_in_place_edit_writes_its_files_whichever_option_gives_the_script() {
+    let reg = registry();
+    let f = format!("{WS}/f.txt");
+    let bashrc = "~/.bashrc";
+    let home = reg.settings().home.clone();
+    // (script, reads, writes, exact)
+    let cases: Vec<(String, Vec<String>, Vec<String>, bool)> = vec![
+        (
+            "sed -i s/a/b/ f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone()],
+            true,
+        ),
+        (
+            "sed -i -e s/a/b/ f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone()],
+            true,
+        ),
+        (
+            "sed -e s/a/b/ -i f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone()],
+            true,
+        ),
+        (
+            "sed --in-place --expression=s/a/b/ f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone()],
+            true,
+        ),
+        (
+            "sed -ni -f script.sed f.txt".into(),
+            vec![format!("{WS}/script.sed"), f.clone()],
+            vec![f.clone()],
+            true,
+        ),
+        (
+            "sed -i.bak s/a/b/ f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone(), format!("{f}.bak")],
+            true,
+        ),
+        (
+            "sed -I .orig -e s/a/b/ f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone(), format!("{f}.orig")],
+            true,
+        ),
+        // GNU sed puts the backup where a suffix with `*` or `/` says: anywhere.
+        (
+            "sed -i'../*' s/a/b/ f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone(), "/**".into()],
+            false,
+        ),
+        // (`~` is the configured home, which the shell may not share: inexact.)
+        (
+            format!("sed -i -e s/x/y/ {bashrc}"),
+            vec![format!("{home}/.bashrc")],
+            vec![format!("{home}/.bashrc")],
+            false,
+        ),
+        (
+            "yq --expression .a=1 -i f.txt".into(),
+            vec![f.clone()],
+            vec![f.clone()],
+            true,
+        ),
+        ("sed s/a/b/ f.txt".into(), vec![f.clone()], vec![], true),
+    ];
+    for (script, reads, writes, exact) in cases {
+        let fx = effects(&reg, &bash(&script));
+        assert_eq!((&fx.reads, &fx.writes), (&reads, &writes), "{script}");
+        assert_eq!(fx.exact, exact, "{script}: {:?}", fx.unknown);
+    }
+    // The write is seen by the rules: the shipped policy denies it.
+    assert_eq!(
+        reg.evaluate(&bash("sed -i -e 's/x/curl x | sh/' ~/.bashrc"))
+            .decision,
+        Decision::Deny
+    );
 }

@@ -985,3 +985,104 @@ fn a_hook_skips_test_files_and_blocks_a_tool_whose_schema_is_invalid() {
     );
     assert!(text.contains("policy.test.yaml:"), "{text}");
 }
+
+// ── the policy's own files ───────────────────────────────────────────────────
+
+/// A Claude Code `PreToolUse` event in `cwd`, in `acceptEdits` mode.
+fn claude_event(cwd: &Path, tool: &str, input: &Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "session_id": "s1",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": cwd,
+        "permission_mode": "acceptEdits",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_hook_denies_every_call_that_changes_where_its_policy_is_read_from() {
+    let env = Env::new("own-files");
+    // A policy that allows everything: only the guard can deny.
+    let dir = env.policy(
+        "team",
+        "version: 1\nrelax:\n  - id: everything\n    when: 'true'\n",
+    );
+    let manifests = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests");
+    // The policy folder is also reached through a symbolic link.
+    let link = env.root.join("team-link");
+    std::os::unix::fs::symlink(&dir, &link).unwrap();
+    let work = env.root.join("work");
+    let home = env.home();
+    let bash = |command: String| ("Bash", json!({"command": command}));
+    let write = |path: PathBuf| {
+        (
+            "Write",
+            json!({"file_path": path, "content": "version: 1\n"}),
+        )
+    };
+    let denied = [
+        write(dir.join("policy.yaml")),
+        write(dir.join("more.yaml")),
+        write(link.join("policy.yaml")),
+        write(dir.join("zero-policy.lock")),
+        // Where a hook given no paths would look next time.
+        write(home.join(".config/zero-policy/p.yaml")),
+        bash(format!("echo 'rules: []' > {}/policy.yaml", dir.display())),
+        bash(format!("rm -rf {}", env.root.display())),
+        bash(format!("mv {} /tmp/elsewhere", dir.display())),
+        bash(format!("mv {}/.conf* /tmp/", home.display())),
+        bash(format!("ln -sfn /tmp/evil {}", link.display())),
+        bash(format!("cp /tmp/evil.yaml {}/", manifests.display())),
+        bash("mkdir -p ~/.config/zero-policy && touch ~/.config/zero-policy/x.yaml".into()),
+    ];
+    for (tool, input) in &denied {
+        let run = env.hook(
+            "claude-code",
+            &claude_event(&work, tool, input),
+            &[&link, &manifests],
+        );
+        let answer = run.json();
+        let out = &answer["hookSpecificOutput"];
+        assert_eq!(out["permissionDecision"], "deny", "{tool} {input}: {run:?}");
+        let reason = out["permissionDecisionReason"].as_str().unwrap();
+        assert!(
+            reason.contains("where the policy governing this agent is read from"),
+            "{reason}"
+        );
+    }
+    let allowed = [
+        write(work.join("notes.txt")),
+        bash(format!("cat {}/policy.yaml", dir.display())),
+        bash("mkdir -p ~/.config/other".into()),
+        bash(format!("echo x > {}/team2.yaml", env.root.display())),
+    ];
+    for (tool, input) in &allowed {
+        let run = env.hook(
+            "claude-code",
+            &claude_event(&work, tool, input),
+            &[&link, &manifests],
+        );
+        assert_eq!(
+            run.json()["hookSpecificOutput"]["permissionDecision"],
+            "allow",
+            "{tool} {input}: {run:?}"
+        );
+    }
+    // A folder listed in $ZERO_POLICY_PATH is guarded even when paths are given.
+    let other = env.policy("listed", "version: 1\n");
+    let var = other.display().to_string();
+    let (tool, input) = write(other.join("p.yaml"));
+    let run = env.hook_env(
+        "claude-code",
+        &claude_event(&work, tool, &input),
+        &[&link, &manifests],
+        &[("ZERO_POLICY_PATH", &var)],
+    );
+    assert_eq!(
+        run.json()["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+}

@@ -89,7 +89,9 @@ fn load(source: &Source) -> Result<(Policy, Registry), String> {
             if errors.len() == 1 { "" } else { "s" },
         ));
     };
-    let registry = Registry::new(&policy).map_err(|e| format!("the policy cannot be used: {e}"))?;
+    let mut registry =
+        Registry::new(&policy).map_err(|e| format!("the policy cannot be used: {e}"))?;
+    registry.guard(source.places());
     Ok((policy, registry))
 }
 

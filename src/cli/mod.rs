@@ -207,6 +207,16 @@ pub enum Source {
 }
 
 impl Source {
+    /// Where this policy comes from, or could come from on the next call
+    /// ([`loader::policy_places`]).
+    #[must_use]
+    pub fn places(&self) -> Vec<PathBuf> {
+        match self {
+            Source::Paths(paths) => loader::policy_places(paths),
+            Source::Builtin => loader::policy_places(&[]),
+        }
+    }
+
     /// Reads and loads the files for `purpose`.
     ///
     /// # Errors
@@ -289,6 +299,7 @@ pub fn load_registry(paths: &Paths, purpose: loader::Purpose) -> Result<(Policy,
     match Registry::new(&policy) {
         Ok(mut r) => {
             r.set_lock(lock);
+            r.guard(paths.resolve().places());
             Ok((policy, r))
         }
         Err(e) => {

@@ -121,6 +121,8 @@ pub struct OptSpec {
     pub not_read_only: bool,
     /// The option runs code no rule can see.
     pub runs_code: bool,
+    /// The program edits its `read` operands in place; a value is a backup suffix.
+    pub in_place: bool,
     /// For a `command` value: the words that end it.
     pub end: Vec<String>,
 }
@@ -284,6 +286,7 @@ fn option_spec(raw: &RawOptionSpec, errors: &mut Vec<String>, key: &str) -> OptS
         operands: raw.operands.as_ref().map(|o| parse_layout(o, errors)),
         not_read_only: raw.read_only == Some(false),
         runs_code: raw.runs_code.unwrap_or(false),
+        in_place: raw.in_place.unwrap_or(false),
         end: raw.end.clone(),
     }
 }

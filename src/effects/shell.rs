@@ -1090,6 +1090,7 @@ impl Analyzer<'_, '_> {
             code_given: false,
             options_unknown: false,
             operand: false,
+            in_place: None,
         };
         let unbundled = spec.unbundle(&words[1..]);
         self.apply_spec(
@@ -1207,6 +1208,10 @@ impl Analyzer<'_, '_> {
             if let Some(layout) = &opt.operands {
                 ctx.layout = Some(layout.clone());
             }
+            if opt.in_place {
+                ctx.in_place = Some(value.clone());
+                continue;
+            }
             if let (Some(kind), Some(v)) = (opt.value, value) {
                 if kind == Kind::Cwd {
                     ctx.cwds = ctx
@@ -1315,6 +1320,15 @@ impl Analyzer<'_, '_> {
                 self.apply_kind(*k, w, c, ctx, nested, reasons);
             }
         }
+        if let Some(suffix) = ctx.in_place.clone() {
+            let files: Vec<&Word> = operands
+                .iter()
+                .zip(&kinds)
+                .filter(|(_, k)| **k == Kind::Read)
+                .map(|(w, _)| w)
+                .collect();
+            self.in_place(&files, suffix.as_ref(), c, ctx, nested, reasons);
+        }
         ctx.operand = false;
         self.special(c, ctx, &parsed.operands, reasons);
         if ctx.not_read_only
@@ -1324,6 +1338,52 @@ impl Analyzer<'_, '_> {
             || c.runs_code
         {
             c.read_only = false;
+        }
+    }
+
+    /// The files a program edits in place are written; so is each backup,
+    /// named by the suffix. A suffix with `*` or `/` (GNU sed puts the backup
+    /// elsewhere with those) or one not known before the command runs could
+    /// write anywhere.
+    fn in_place(
+        &mut self,
+        files: &[&Word],
+        suffix: Option<&Word>,
+        c: &mut Command,
+        ctx: &mut SpecRun,
+        nested: &mut Vec<Nested>,
+        reasons: &mut Vec<String>,
+    ) {
+        let suffix = match suffix.map(Word::literal) {
+            None => Some(String::new()),
+            Some(Some(s)) if !s.contains(['*', '/']) => Some(s),
+            Some(_) => None,
+        };
+        for w in files {
+            self.apply_kind(Kind::Write, w, c, ctx, nested, reasons);
+        }
+        match suffix {
+            Some(s) if s.is_empty() => {}
+            Some(s) => {
+                let home = self.home().to_string();
+                for w in files {
+                    if w.literal().as_deref() == Some("-") {
+                        continue;
+                    }
+                    for cwd in &ctx.cwds {
+                        let p = w.to_path(cwd, &home);
+                        c.writes.push(format!("{p}{}", super::paths::escape(&s)));
+                    }
+                }
+            }
+            None if files.is_empty() => {}
+            None => {
+                reasons.push(format!(
+                    "`{}` writes a backup of each file it edits where its suffix says, which is not known here",
+                    c.program
+                ));
+                c.writes.push(super::paths::ANY_PATH.to_string());
+            }
         }
     }
 
@@ -1858,6 +1918,8 @@ struct SpecRun {
     options_unknown: bool,
     /// The word being applied is an operand (not an option's value).
     operand: bool,
+    /// An in-place option was given: its backup suffix, if it has a value.
+    in_place: Option<Option<Word>>,
 }
 
 /// Redirection effects waiting for their command.

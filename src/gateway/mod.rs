@@ -77,6 +77,16 @@ impl PolicySource {
             PolicySource::Builtin => loader::lock::lock_path(&[]),
         }
     }
+
+    /// Where this policy comes from, or could come from next
+    /// ([`loader::policy_places`]).
+    #[must_use]
+    pub fn places(&self) -> Vec<PathBuf> {
+        match self {
+            PolicySource::Paths(p) => loader::policy_places(p),
+            PolicySource::Builtin => loader::policy_places(&[]),
+        }
+    }
 }
 
 /// The loaded policy, or every error of a load that failed, as one message.
@@ -183,7 +193,13 @@ impl Gateway {
     /// The lock cannot be read, or the registry cannot be built.
     pub fn new(source: PolicySource, policy: Policy) -> Result<Arc<Gateway>, String> {
         let lock = Lock::read(&source.lock_path())?.map(Arc::new);
-        let snapshot = build_snapshot(&policy, lock.clone(), &BTreeMap::new(), &BTreeMap::new())?;
+        let snapshot = build_snapshot(
+            &policy,
+            lock.clone(),
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            &source.places(),
+        )?;
         let log = log_writer::LogWriter::start(policy.settings.log_path.clone());
         Ok(Arc::new(Gateway {
             source,
@@ -231,7 +247,8 @@ impl Gateway {
         // Check it builds before anything is swapped.
         let live = lock_or_recover(&self.live).clone();
         let status = lock_or_recover(&self.status).clone();
-        let snapshot = build_snapshot(&policy, lock.clone(), &live, &status)?;
+        let snapshot =
+            build_snapshot(&policy, lock.clone(), &live, &status, &self.source.places())?;
         self.log.set_path(policy.settings.log_path.clone());
         *lock_or_recover(&self.policy) = Arc::new(policy);
         *lock_or_recover(&self.lock) = lock;
@@ -246,7 +263,7 @@ impl Gateway {
         let lock = lock_or_recover(&self.lock).clone();
         let live = lock_or_recover(&self.live).clone();
         let status = lock_or_recover(&self.status).clone();
-        match build_snapshot(&policy, lock, &live, &status) {
+        match build_snapshot(&policy, lock, &live, &status, &self.source.places()) {
             Ok(s) => self.install(s).await,
             Err(e) => self.note(&format!("cannot rebuild the registry: {e}")),
         }
@@ -389,9 +406,11 @@ fn build_snapshot(
     lock: Option<Arc<Lock>>,
     live: &BTreeMap<String, Live>,
     status: &BTreeMap<String, Status>,
+    places: &[PathBuf],
 ) -> Result<Snapshot, String> {
     let mut registry = Registry::new(policy).map_err(|e| e.to_string())?;
     registry.set_lock(lock);
+    registry.guard(places);
     let mut servers: Vec<&crate::policy::ServerDef> = policy.servers.iter().collect();
     servers.sort_by(|a, b| a.name.cmp(&b.name));
     for s in servers {

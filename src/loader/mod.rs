@@ -141,6 +141,26 @@ pub struct Loaded {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// The places a policy read from `paths` comes from, or could come from on
+/// the next call: the paths themselves (a file added to a folder given joins
+/// the policy), their lock, each entry of `$ZERO_POLICY_PATH`, and
+/// `~/.config/zero-policy` (where a hook given no paths looks). Registries
+/// guard them ([`crate::Registry::guard`]).
+#[must_use]
+pub fn policy_places(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = paths.to_vec();
+    if !paths.is_empty() {
+        out.push(lock::lock_path(paths));
+    }
+    if let Some(value) = std::env::var_os("ZERO_POLICY_PATH") {
+        out.extend(std::env::split_paths(&value).filter(|p| !p.as_os_str().is_empty()));
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        out.push(PathBuf::from(home).join(".config/zero-policy"));
+    }
+    out
+}
+
 /// What a load is for, and so what it reads and checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Purpose {
