@@ -29,6 +29,8 @@ pub(super) enum Extract {
 #[derive(Debug, Clone)]
 pub(super) struct Detector {
     pub(super) name: &'static str,
+    /// As [`Builtin`]'s; empty for a user's detector, which every text is searched for.
+    pub(super) keywords: &'static [&'static str],
     pub(super) regex: LazyRegex,
     pub(super) extract: Extract,
     pub(super) validate: Option<Validator>,
@@ -83,6 +85,10 @@ impl LazyRegex {
 /// A built-in detector before compilation.
 pub(super) struct Builtin {
     name: &'static str,
+    /// Words one of which every match holds, compared ASCII
+    /// case-insensitively (in ASCII text): text with none of them is not
+    /// searched ([`Keywords`]).
+    keywords: &'static [&'static str],
     pattern: &'static str,
     extract: Extract,
     validate: Option<Validator>,
@@ -109,60 +115,80 @@ macro_rules! words_before {
 pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "private-key",
+        keywords: &["-----begin"],
         pattern: r"(?s)-----(?i-u:BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----(?:.*?-----(?i-u:END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----|.*)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "putty-private-key",
+        keywords: &["putty-user-key-file-"],
         pattern: r"(?s)PuTTY-User-Key-File-[23]:.*?(Private-Lines:.*?(?:Private-MAC:[ \t]*[0-9A-Fa-f]+|\z))",
         extract: Extract::Group,
         validate: None,
     },
     Builtin {
         name: "jwk-private",
+        keywords: &["\"d", "\"p", "\"q", "\"k"],
         pattern: r#"\\?"(?:d|p|q|dp|dq|qi|k)\\?"[ \t]*:[ \t]*\\?"([A-Za-z0-9_\-+/=]+)"#,
         extract: Extract::Group,
         validate: Some(in_jwk),
     },
     Builtin {
         name: "key-value",
+        keywords: &[
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "cred",
+            "auth",
+            "signature",
+            "cookie",
+            "key",
+        ],
         pattern: r#"[A-Za-z0-9_.\-]*(?i:pass|pwd|secret|token|cred|auth|signature|cookie|(?:api|access|private|ssh|signing|encryption|master|account|client|license|shared|app|deploy)[_.\-]?key)[A-Za-z0-9_.\-]*\\?["'`]?[ \t]*(?:=>|:=|:|=)[ \t]*"#,
         extract: Extract::KeyValue,
         validate: None,
     },
     Builtin {
         name: "aws-secret-key",
+        keywords: &["secret"],
         pattern: r#"(?i)(?-u:\b)(?:aws[_.\-]?secret[_.\-]?(?:access[_.\-]?)?key|secret[_.\-]?access[_.\-]?key)(?:["'`]?[ \t]*(?:=>|:=|:|=)[ \t]*|[ \t]+)["'`]?([A-Za-z0-9/+]{40})"#,
         extract: Extract::Group,
         validate: Some(aws_secret),
     },
     Builtin {
         name: "url-password",
+        keywords: &["://"],
         pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>`]*:(?:([^\s/?#"'<>`]+)|([^\s:/?#@"'<>`]*[/#][^\s?@"'<>`]*))@"#,
         extract: Extract::Group,
         validate: Some(url_password),
     },
     Builtin {
         name: "url-token",
+        keywords: &["://"],
         pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://([A-Za-z0-9_\-]{20,})@"#,
         extract: Extract::Group,
         validate: Some(token_like),
     },
     Builtin {
         name: "url-query-password",
+        keywords: &["pass=", "pw=", "pwd=", "passwd=", "password="],
         pattern: r#"(?i)[^\s&?][?&](?:pass|pw|pwd|passwd|password)=([^&#\s"'<>`]+)"#,
         extract: Extract::Group,
         validate: Some(not_a_placeholder),
     },
     Builtin {
         name: "curl-user",
+        keywords: &["curl"],
         pattern: r#"(?-u:\b)curl(?-u:\b)[^\n]*?[ \t](?:-[uU](?:[ \t]+|=)?|--user(?:[ \t]+|=)|--proxy-user(?:[ \t]+|=))["']?[^\s:"']*:(?P<secret>[^\s"']+)"#,
         extract: Extract::Group,
         validate: None,
     },
     Builtin {
         name: "mysql-password",
+        keywords: &["mysql", "mariadb"],
         pattern: concat!(
             r"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlslap|mysqlpump|mariadb|mariadb-dump|mariadb-admin)(?-u:\b)",
             words_before!(),
@@ -174,6 +200,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "sshpass",
+        keywords: &["sshpass"],
         pattern: concat!(
             r"(?-u:\b)sshpass(?:[ \t]+(?:-[fdP][ \t]*[^\s\-]\S*|-[ve]\S*))*[ \t]+-p[ \t]*",
             flag_value!()
@@ -183,6 +210,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "registry-login",
+        keywords: &["login"],
         pattern: concat!(
             r"(?-u:\b)(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|crane[ \t]+auth)[ \t]+login(?-u:\b)",
             words_before!(),
@@ -194,12 +222,14 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "openssl-pass",
+        keywords: &["pass:"],
         pattern: r#"(?m)(?:^|[ \t])-pass(?:in|out|word)?[ \t]+["']?pass:([^\s"']+)"#,
         extract: Extract::Group,
         validate: None,
     },
     Builtin {
         name: "gpg-passphrase",
+        keywords: &["--passphrase"],
         pattern: concat!(
             r"(?-u:\b)gpg2?(?-u:\b)",
             words_before!(),
@@ -211,162 +241,189 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "kubectl-literal",
+        keywords: &["--from-literal"],
         pattern: r#"--from-literal(?:=|[ \t]+)(?:"[A-Za-z0-9_.\-]+=([^"\n]+)"|'[A-Za-z0-9_.\-]+=([^'\n]+)'|[A-Za-z0-9_.\-]+=(?:"([^"\n]+)"|'([^'\n]+)'|([^\s"'`;|&)]+)))"#,
         extract: Extract::Group,
         validate: Some(not_a_placeholder),
     },
     Builtin {
         name: "netrc",
+        keywords: &["passw"],
         pattern: r"(?im)(?:^[ \t]*(?:password|passwd)[ \t]+(?P<line>\S+)[ \t\r]*$|(?-u:\b)login[ \t]+\S+[ \t]+(?:password|passwd)[ \t]+(?P<inline>\S+))",
         extract: Extract::Group,
         validate: None,
     },
     Builtin {
         name: "bearer",
+        keywords: &["bearer"],
         pattern: r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/\-]+=*)",
         extract: Extract::Group,
         validate: Some(bearer_credential),
     },
     Builtin {
         name: "openai-anthropic",
+        keywords: &["sk-"],
         pattern: r"(?-u:\b)sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
         extract: Extract::Whole,
         validate: Some(has_digit),
     },
     Builtin {
         name: "stripe",
+        keywords: &["_live_", "_test_", "whsec_"],
         pattern: r"(?-u:\b)(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "github",
+        keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         pattern: r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "github-fine-grained",
+        keywords: &["github_pat_"],
         pattern: r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,}",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "gitlab",
+        keywords: &["glpat-", "gldt-", "glrt-", "glptt-"],
         pattern: r"(?-u:\b)gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "aws-access-key-id",
+        keywords: &["akia", "asia"],
         pattern: r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "slack",
+        keywords: &["xox", "xapp-"],
         pattern: r"(?-u:\b)(?:xox[abprs]|xapp|xoxe(?:\.xox[abp])?)-[A-Za-z0-9\-]{10,}",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "slack-webhook",
+        keywords: &["hooks.slack.com/"],
         pattern: r"(?-u:\b)https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9_\-]+/){2,3}([A-Za-z0-9]{16,})",
         extract: Extract::Group,
         validate: Some(last_path_segment),
     },
     Builtin {
         name: "google-api-key",
+        keywords: &["aiza"],
         pattern: r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
         extract: Extract::Whole,
         validate: Some(not_followed_by_token_char),
     },
     Builtin {
         name: "google-oauth",
+        keywords: &["ya29.", "gocspx-", "1//0"],
         pattern: r"(?-u:\b)(?:ya29\.[0-9A-Za-z_\-]{20,}|GOCSPX-[0-9A-Za-z_\-]{20,}|1//0[0-9A-Za-z_\-]{30,})",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "azure-sas",
+        keywords: &["sig="],
         pattern: r"(?i)(?:[?&]|(?-u:\b)SharedAccessSignature[ \t]+)sig=([A-Za-z0-9%+/=_\-]{16,})",
         extract: Extract::Group,
         validate: None,
     },
     Builtin {
         name: "jwt",
+        keywords: &["eyj"],
         pattern: r"(?-u:\b)eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "npm",
+        keywords: &["npm_"],
         pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "pypi",
+        keywords: &["pypi-age"],
         pattern: r"(?-u:\b)pypi-AgE[A-Za-z0-9_\-]{50,}",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "huggingface",
+        keywords: &["hf_"],
         pattern: r"(?-u:\b)hf_[A-Za-z0-9]{30,}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "twilio",
+        keywords: &["sk", "ac"],
         pattern: r#"(?-u:\b)(?:(SK[0-9a-f]{32})|AC[0-9a-f]{32}(?:["']?[ \t]*[:,][ \t]*["']?|[ \t]+)([0-9a-f]{32}))(?-u:\b)"#,
         extract: Extract::Group,
         validate: None,
     },
     Builtin {
         name: "sendgrid",
+        keywords: &["sg."],
         pattern: r"(?-u:\b)SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
         extract: Extract::Whole,
         validate: Some(not_followed_by_token_char),
     },
     Builtin {
         name: "digitalocean",
+        keywords: &["_v1_"],
         pattern: r"(?-u:\b)do[opr]_v1_[0-9a-f]{64}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "vault",
+        keywords: &["hvs.", "hvb.", "hvr."],
         pattern: r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_\-]{24,}",
         extract: Extract::Whole,
         validate: Some(has_digit),
     },
     Builtin {
         name: "databricks",
+        keywords: &["dapi"],
         pattern: r"(?-u:\b)dapi[0-9a-f]{32}(?:-[0-9]+)?(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "shopify",
+        keywords: &["shpat_", "shpss_", "shpca_", "shppa_"],
         pattern: r"(?-u:\b)shp(?:at|ss|ca|pa)_[0-9A-Fa-f]{32}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "age",
+        keywords: &["age-secret-key-1"],
         pattern: r"(?-u:\b)AGE-SECRET-KEY-1[0-9A-Z]{58}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
     },
     Builtin {
         name: "discord-webhook",
+        keywords: &["discord"],
         pattern: r"(?-u:\b)https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]+)?/webhooks/[0-9]+/([A-Za-z0-9_\-]{20,})",
         extract: Extract::Group,
         validate: None,
     },
     Builtin {
         name: "telegram",
+        keywords: &[":aa"],
         pattern: r"(?-u:\b)(?:bot)?([0-9]{8,10}:AA[A-Za-z0-9_\-]{33})",
         extract: Extract::Group,
         validate: Some(not_followed_by_token_char),
@@ -503,6 +560,7 @@ pub(super) fn compile_builtins() -> Result<Vec<Detector>, regex::Error> {
         .map(|b| {
             Ok(Detector {
                 name: b.name,
+                keywords: b.keywords,
                 regex: LazyRegex::compiled(Regex::new(b.pattern)?),
                 extract: b.extract,
                 validate: b.validate,
@@ -517,11 +575,79 @@ pub(super) fn lazy_builtins() -> Vec<Detector> {
         .iter()
         .map(|b| Detector {
             name: b.name,
+            keywords: b.keywords,
             regex: LazyRegex::builtin(b.pattern),
             extract: b.extract,
             validate: b.validate,
         })
         .collect()
+}
+
+/// The longest text [`Keywords`] answer for: past it, one pass of the
+/// [`Prefilter`] costs less than a search per detector whose keyword occurs.
+pub(super) const KEYWORDS_MAX_BYTES: usize = 4096;
+
+/// Which detectors may match a short ASCII text, told by their keywords: a
+/// detector none of whose keywords the text holds cannot match it. One
+/// Aho-Corasick automaton over all the keywords answers that, and it is built
+/// in a small fraction of what the [`Prefilter`] costs, so a process that
+/// scrubs a few short lines (a hook) never builds the prefilter, nor a
+/// detector's regex unless the text holds one of its keywords.
+///
+/// Only ASCII text: under `(?i)` a Unicode regex matches `K` (U+212A) for
+/// `k` and `ſ` (U+017F) for `s`, which no ASCII keyword finds.
+#[derive(Debug)]
+pub(super) struct Keywords {
+    automaton: aho_corasick::AhoCorasick,
+    /// The detector of each keyword.
+    owner: Vec<usize>,
+    /// The detectors without keywords: they may match any text.
+    always: Vec<usize>,
+}
+
+impl Keywords {
+    /// The keywords of `detectors`; `None` if the automaton cannot be built.
+    pub(super) fn build(detectors: &[Detector]) -> Option<Keywords> {
+        let mut words = Vec::new();
+        let mut owner = Vec::new();
+        let mut always = Vec::new();
+        for (i, d) in detectors.iter().enumerate() {
+            if d.keywords.is_empty() {
+                always.push(i);
+            }
+            for k in d.keywords {
+                words.push(*k);
+                owner.push(i);
+            }
+        }
+        let automaton = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .ok()?;
+        Some(Keywords {
+            automaton,
+            owner,
+            always,
+        })
+    }
+
+    /// The detectors that may match `text`, in order, and whether shell
+    /// quoting may split a token in it (it holds a quote or a backslash);
+    /// `None` for text these cannot answer for (not ASCII, or long).
+    pub(super) fn candidates(&self, text: &str, detectors: usize) -> Option<(Vec<usize>, bool)> {
+        if text.len() > KEYWORDS_MAX_BYTES || !text.is_ascii() {
+            return None;
+        }
+        let mut hit = vec![false; detectors];
+        for &i in &self.always {
+            hit[i] = true;
+        }
+        for m in self.automaton.find_overlapping_iter(text) {
+            hit[self.owner[m.pattern().as_usize()]] = true;
+        }
+        let found = (0..detectors).filter(|&i| hit[i]).collect();
+        Some((found, text.contains(['\'', '"', '\\'])))
+    }
 }
 
 /// A lazy DFA's per-search state, kept for the next search.
@@ -668,7 +794,7 @@ impl Detector {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests")]
+#[expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
 pub(super) mod tests {
     use std::borrow::Cow;
 
@@ -1367,6 +1493,147 @@ pub(super) mod tests {
         }
     }
 
+    /// Whether `text` holds one of `keywords`, ASCII case-insensitively.
+    fn holds_keyword(text: &str, keywords: &[&str]) -> bool {
+        let lower = text.to_ascii_lowercase();
+        keywords
+            .iter()
+            .any(|k| lower.contains(&k.to_ascii_lowercase()))
+    }
+
+    /// `text` with every non-ASCII character made `x`.
+    fn ascii(text: &str) -> String {
+        text.chars()
+            .map(|c| if c.is_ascii() { c } else { 'x' })
+            .collect()
+    }
+
+    /// A built-in pattern without what proptest cannot generate from (word
+    /// boundaries, anchors): it stands for more strings, never fewer.
+    fn generable(pattern: &str) -> String {
+        let bare = pattern
+            .replace(r"(?-u:\b)", "")
+            .replace(r"\b", "")
+            .replace(r"\z", "");
+        // `^` and `$` as anchors (a class's `[^` stays).
+        let mut out = String::new();
+        let mut prev = ' ';
+        for c in bare.chars() {
+            let anchor = (c == '^' && prev != '[' && prev != '\\') || (c == '$' && prev != '\\');
+            if !anchor {
+                out.push(c);
+            }
+            prev = c;
+        }
+        out
+    }
+
+    #[test]
+    fn every_builtin_has_keywords_and_every_example_match_holds_one() {
+        let builtins = compile_builtins().unwrap();
+        let texts: Vec<String> = positives()
+            .into_iter()
+            .map(|(_, input, _)| input)
+            .chain(near_misses().into_iter().map(|(_, t)| t.to_string()))
+            .collect();
+        for d in &builtins {
+            assert!(!d.keywords.is_empty(), "{} has no keywords", d.name);
+            for text in &texts {
+                let text = ascii(text);
+                if d.regex.get().is_match(&text) {
+                    assert!(holds_keyword(&text, d.keywords), "{}: {text:?}", d.name);
+                }
+            }
+        }
+    }
+
+    /// Strings generated from every built-in pattern: wherever the detector's
+    /// regex matches one (made ASCII), one of its keywords is in it.
+    #[test]
+    fn a_builtin_matches_no_ascii_text_without_one_of_its_keywords() {
+        use proptest::strategy::{Strategy, ValueTree};
+        let builtins = compile_builtins().unwrap();
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        for d in &builtins {
+            let strategy = proptest::string::string_regex(&generable(d.regex.as_str()))
+                .unwrap_or_else(|e| panic!("{}: {e}", d.name));
+            let mut matched = 0;
+            for _ in 0..300 {
+                let text = ascii(&strategy.new_tree(&mut runner).unwrap().current());
+                if d.regex.get().is_match(&text) {
+                    matched += 1;
+                    assert!(holds_keyword(&text, d.keywords), "{}: {text:?}", d.name);
+                }
+            }
+            // The strings reach the detector: the check above is not empty.
+            assert!(matched > 0, "{}: no generated string matched", d.name);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        /// On short ASCII text the keywords name every detector, and the
+        /// quoting pass, that a `RegexSet` of the patterns says may match.
+        #[test]
+        fn the_keywords_name_every_detector_the_set_finds(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(positives().into_iter().map(|(_, i, _)| i).collect::<Vec<_>>()),
+                    proptest::sample::select(near_misses().into_iter().map(|(_, t)| t.to_string()).collect::<Vec<_>>()),
+                    "[a-zA-Z0-9_ =:'\"\\/.@-]{0,12}",
+                    "[\n\t ]{0,3}",
+                ],
+                0..6,
+            ),
+        ) {
+            let text = ascii(&pieces.concat());
+            let builtins = compile_builtins().unwrap();
+            let keywords = Keywords::build(&builtins).unwrap();
+            let Some((found, split)) = keywords.candidates(&text, builtins.len()) else {
+                proptest::prop_assert!(text.len() > KEYWORDS_MAX_BYTES);
+                return Ok(());
+            };
+            let prefilter = Prefilter::build(&builtins).unwrap();
+            let expected = prefilter.matches(&text).unwrap();
+            for i in &expected {
+                if *i == builtins.len() {
+                    proptest::prop_assert!(split, "split: {text:?}");
+                } else {
+                    proptest::prop_assert!(found.contains(i), "{}: {text:?}", builtins[*i].name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keywords_answer_only_for_short_ascii_text_and_name_detectors_without_keywords() {
+        let mut detectors = compile_builtins().unwrap();
+        detectors.push(Detector {
+            name: "custom",
+            keywords: &[],
+            regex: LazyRegex::compiled(Regex::new(r"hunter\d+").unwrap()),
+            extract: Extract::Whole,
+            validate: None,
+        });
+        let n = detectors.len();
+        let keywords = Keywords::build(&detectors).unwrap();
+        // Plain text: only the detector without keywords may match.
+        assert_eq!(
+            keywords.candidates("ls -la src", n),
+            Some((vec![n - 1], false))
+        );
+        let (found, split) = keywords.candidates("export GH=ghp_x 'a'", n).unwrap();
+        let names: Vec<&str> = found.iter().map(|&i| detectors[i].name).collect();
+        assert_eq!(names, ["github", "custom"]);
+        assert!(split);
+        // `K` (U+212A) is a `k` to a Unicode `(?i)`: such text goes to the prefilter.
+        assert_eq!(keywords.candidates("api_\u{212a}ey = hunter2", n), None);
+        assert_eq!(
+            keywords.candidates(&"a".repeat(KEYWORDS_MAX_BYTES + 1), n),
+            None
+        );
+    }
+
     #[test]
     fn a_prefilter_whose_lazy_dfa_gives_up_answers_by_the_set() {
         let builtins = compile_builtins().unwrap();
@@ -1391,6 +1658,7 @@ pub(super) mod tests {
         let mut detectors = compile_builtins().unwrap();
         detectors.push(Detector {
             name: "custom",
+            keywords: &[],
             regex: LazyRegex::compiled(Regex::new(r"\bhunter\w+\b").unwrap()),
             extract: Extract::Whole,
             validate: None,

@@ -151,7 +151,7 @@
 //! idempotent and [`Scrubber::contains_secret`] is false on scrubbed output.
 
 use std::borrow::Cow;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
@@ -160,7 +160,7 @@ mod detectors;
 mod keys;
 mod quoting;
 
-use detectors::{Detector, Extract, LazyRegex, Prefilter, lazy_builtins};
+use detectors::{Detector, Extract, Keywords, LazyRegex, Prefilter, lazy_builtins};
 use keys::JWK_PRIVATE_MEMBERS;
 pub use keys::is_sensitive_key;
 
@@ -188,7 +188,10 @@ pub struct Scrubber {
     /// One pattern per detector, same order, then one for a word split by
     /// shell quoting: which detectors can match, and whether the quoting
     /// pass is needed. `None` if it could not be built; then everything runs.
-    prefilter: Option<Arc<Prefilter>>,
+    prefilter: Arc<OnceLock<Option<Prefilter>>>,
+    /// Which detectors short ASCII text may match, by their keywords: asked
+    /// first, so the prefilter is built only for other text.
+    keywords: Option<Arc<Keywords>>,
 }
 
 /// Why a scrubber could not be built.
@@ -216,10 +219,11 @@ static BUILTIN: LazyLock<Scrubber> = LazyLock::new(builtin_scrubber);
 
 fn builtin_scrubber() -> Scrubber {
     let detectors = lazy_builtins();
-    let prefilter = Prefilter::build(&detectors).map(Arc::new);
+    let keywords = Keywords::build(&detectors).map(Arc::new);
     Scrubber {
         detectors,
-        prefilter,
+        prefilter: Arc::new(OnceLock::new()),
+        keywords,
     }
 }
 
@@ -255,6 +259,7 @@ impl Scrubber {
                 })?;
             detectors.push(Detector {
                 name: "custom",
+                keywords: &[],
                 regex: LazyRegex::compiled(regex),
                 extract: Extract::Whole,
                 validate: None,
@@ -263,20 +268,21 @@ impl Scrubber {
         if let Some(regex) = literal_regex(literal_values)? {
             detectors.push(Detector {
                 name: "literal",
+                keywords: &[],
                 regex: LazyRegex::compiled(regex),
                 extract: Extract::Whole,
                 validate: None,
             });
         }
-        // Only the built-in detectors: their prefilter is built already.
-        let prefilter = if detectors.len() == BUILTIN.detectors.len() {
-            BUILTIN.prefilter.clone()
-        } else {
-            Prefilter::build(&detectors).map(Arc::new)
-        };
+        // Only the built-in detectors: share their prefilter and keywords.
+        if detectors.len() == BUILTIN.detectors.len() {
+            return Ok(BUILTIN.clone());
+        }
+        let keywords = Keywords::build(&detectors).map(Arc::new);
         Ok(Scrubber {
             detectors,
-            prefilter,
+            prefilter: Arc::new(OnceLock::new()),
+            keywords,
         })
     }
 
@@ -392,7 +398,13 @@ impl Scrubber {
     /// quoting may split a token in it.
     fn candidates(&self, text: &str) -> (Vec<usize>, bool) {
         let n = self.detectors.len();
-        match self.prefilter.as_ref().and_then(|p| p.matches(text)) {
+        if let Some(found) = self.keywords.as_ref().and_then(|k| k.candidates(text, n)) {
+            return found;
+        }
+        let prefilter = self
+            .prefilter
+            .get_or_init(|| Prefilter::build(&self.detectors));
+        match prefilter.as_ref().and_then(|p| p.matches(text)) {
             Some(mut matched) => {
                 let split = matched.last() == Some(&n);
                 matched.retain(|&i| i < n);
