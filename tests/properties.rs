@@ -1184,6 +1184,63 @@ proptest! {
     }
 }
 
+/// Pieces of an agent's manifest, and of what must not pass for one.
+const AGENT_PIECES: &[&str] = &[
+    "agent: codex",
+    "agent: codex # its tools",
+    "agent: cursor",
+    "agent: \"codex\"",
+    "agent: null",
+    "agent: Null",
+    "agent: ~",
+    "agent: true",
+    "agent: 12",
+    "agent: .inf",
+    "agent:\n  codex",
+    "agent: co\n  dex",
+    "agent: [codex]",
+    "agent: codex\r  x",
+    "servers:\n  - name: s\n    command: [echo]",
+];
+
+proptest! {
+    #![proptest_config(Config { cases: 3_000, ..config() })]
+
+    /// A document `holds_only_tools_of` gives an agent has no top-level key
+    /// but `version`, `agent` and `tools`, its `agent` is that name, and a
+    /// full load of it either fails or adds only that agent's tools.
+    #[test]
+    fn a_file_said_to_hold_one_agents_tools_holds_nothing_else(
+        pieces in prop::collection::vec(
+            prop_oneof![prop::sample::select(DOC_PIECES), prop::sample::select(AGENT_PIECES)],
+            0..7,
+        ),
+        headed in any::<bool>(),
+    ) {
+        // Half the documents start as an agent's manifest does.
+        let head = if headed { "version: 1\nagent: gemini-cli\ntools:\n" } else { "" };
+        let text = format!("{head}{}", pieces.join("\n"));
+        if let Some(agent) = zero_policy::loader::holds_only_tools_of(&text) {
+            if let Ok(Value::Object(map)) = serde_saphyr::from_str::<Value>(&text) {
+                prop_assert!(
+                    map.keys().all(|k| ["version", "agent", "tools"].contains(&k.as_str())),
+                    "{}", text.escape_debug()
+                );
+                prop_assert_eq!(map.get("agent"), Some(&Value::String(agent.to_string())));
+            }
+            let loaded = load_sources(vec![SourceFile::new(Path::new("t.yaml"), text.clone())]);
+            if let Some(p) = loaded.policy {
+                prop_assert!(
+                    p.tools.iter().all(|t| t.agent.as_deref() == Some(agent))
+                        && p.servers.is_empty() && p.rules.is_empty()
+                        && p.lists.is_empty() && p.commands.is_empty() && p.tests.is_empty(),
+                    "{}", text.escape_debug()
+                );
+            }
+        }
+    }
+}
+
 /// The shipped tests file is the kind a deciding load skips, the policy is not,
 /// and the shipped tests decide the same against a registry loaded to decide
 /// (tests skipped, schemas compiled when called) as against a full one.
@@ -1214,10 +1271,50 @@ fn a_load_that_decides_skips_tests_and_decides_the_same() {
     assert_eq!(full.rules.len(), decide.rules.len());
     assert_eq!(full.tools.len(), decide.tools.len());
     let (a, b) = (registry(&full), registry(&decide));
+    let ids = |e: &Evaluation| e.matched.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
     for t in &full.tests {
         let (ea, eb) = (a.evaluate(&t.call), b.evaluate(&t.call));
         assert_eq!(ea.decision, eb.decision, "{}", t.name);
-        let ids = |e: &Evaluation| e.matched.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&ea), ids(&eb), "{}", t.name);
     }
+    // A hook's load skips the other agents' manifests, and nothing else: the
+    // calls made for its agent, or for none, decide the same.
+    for m in ["codex", "copilot", "cursor", "gemini-cli"] {
+        assert_eq!(
+            zero_policy::loader::holds_only_tools_of(&read(&format!("manifests/{m}.yaml"))),
+            Some(m)
+        );
+    }
+    for m in ["zero-core", "mcp-servers"] {
+        let text = read(&format!("manifests/{m}.yaml"));
+        assert_eq!(zero_policy::loader::holds_only_tools_of(&text), None, "{m}");
+    }
+    let hook = zero_policy::loader::load_paths_for(
+        &paths,
+        zero_policy::loader::Purpose::DecideFor("claude-code"),
+    )
+    .expect("readable")
+    .policy
+    .expect("the shipped files load for a hook");
+    let kept = |p: &zero_policy::Policy| {
+        p.tools
+            .iter()
+            .filter(|t| t.agent.as_deref().is_none_or(|a| a == "claude-code"))
+            .count()
+    };
+    assert_eq!(hook.tools.len(), kept(&full));
+    assert!(hook.tools.len() < full.tools.len());
+    assert_eq!(hook.rules.len(), full.rules.len());
+    let c = registry(&hook);
+    let mut compared = 0;
+    for t in &full.tests {
+        if !matches!(t.call.session.agent.as_str(), "" | "claude-code") {
+            continue;
+        }
+        compared += 1;
+        let (ea, ec) = (a.evaluate(&t.call), c.evaluate(&t.call));
+        assert_eq!(ea.decision, ec.decision, "{}", t.name);
+        assert_eq!(ids(&ea), ids(&ec), "{}", t.name);
+    }
+    assert!(compared > 50, "{compared}");
 }

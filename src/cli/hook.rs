@@ -68,10 +68,11 @@ pub fn source(
     Source::Builtin
 }
 
-/// Loads the policy and builds its registry; every failure is one message.
-fn load(source: &Source) -> Result<(Policy, Registry), String> {
+/// Loads the policy for `agent`'s calls and builds its registry; every
+/// failure is one message.
+fn load(source: &Source, agent: &'static str) -> Result<(Policy, Registry), String> {
     let loaded = source
-        .load(crate::loader::Purpose::Decide)
+        .load(crate::loader::Purpose::DecideFor(agent))
         .map_err(|e| e.to_string())?;
     let Some(policy) = loaded.policy else {
         let errors: Vec<&crate::Diagnostic> = loaded
@@ -112,7 +113,7 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
         std::env::var_os("ZERO_POLICY_PATH"),
         log::home(),
     );
-    match load(&source) {
+    match load(&source, args.agent.as_str()) {
         Ok((policy, registry)) => {
             let decided = hooks::decide(args.agent, input, Ok((&policy, &registry)), started);
             // The process ends after this one call: freeing the policy's many

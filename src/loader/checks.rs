@@ -92,7 +92,14 @@ impl Builder {
             }
         }
         let mut unknown = Vec::new();
-        for rule in &self.rules {
+        // A hook does not read the other agents' tools, which a pattern may be
+        // meant for; one that matches nothing changes no decision (`lint` says so).
+        let rules = if matches!(self.purpose, super::Purpose::DecideFor(_)) {
+            &[][..]
+        } else {
+            &self.rules[..]
+        };
+        for rule in rules {
             for (pattern, at) in &rule.tool_patterns {
                 let Some(Some(ks)) = tools_of.get(pattern.as_str()) else {
                     continue;

@@ -168,12 +168,26 @@ pub enum Purpose {
     /// every tool's parameters are checked as a JSON Schema.
     #[default]
     Check,
-    /// Deciding calls in a process that lives for one call or a few (a hook,
-    /// `explain`): a file that holds only tests ([`holds_only_tests`]) is not
-    /// read, and a tool's parameters are compiled when the tool is called,
-    /// which refuses the call if they are not a valid schema. Every other
-    /// check is made.
+    /// Deciding calls in a process that lives for one call or a few
+    /// (`explain`): a file that holds only tests ([`holds_only_tests`]) is not
+    /// read, rules' `examples` are neither built nor checked, and a tool's
+    /// parameters are compiled when the tool is called, which refuses the call
+    /// if they are not a valid schema. Every other check is made.
     Decide,
+    /// Deciding the calls of one agent (its hook): as `Decide`, and a file that
+    /// holds nothing but another agent's tools ([`holds_only_tools_of`]) is not
+    /// read either, since a call made for this agent never sees them; so a
+    /// rule's `tools:` pattern that matches no tool is not an error here (it
+    /// may be meant for those tools, and changes no decision).
+    DecideFor(&'static str),
+}
+
+impl Purpose {
+    /// Whether the load is for deciding calls (not for `lint` or `test`).
+    #[must_use]
+    pub fn decides(self) -> bool {
+        self != Purpose::Check
+    }
 }
 
 /// Reads and loads files and folders.
@@ -491,10 +505,73 @@ pub fn holds_only_tests(text: &str) -> bool {
     version
 }
 
+/// The agent of a file that holds nothing but that agent's built-in tools,
+/// decided from its lines as [`holds_only_tests`] decides: every line is
+/// blank, a comment, or indented or a `-` item after `tools:`, except
+/// `version: 1`, `agent: NAME` (a name YAML reads as a string: a letter,
+/// then letters, digits, `-`, `_` and `.`; not `null`, `true` or `false`)
+/// and `tools:`, once each. `None` for any other file, which is read
+/// as usual.
+#[must_use]
+pub fn holds_only_tools_of(text: &str) -> Option<&str> {
+    if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return None;
+    }
+    let (mut version, mut agent, mut tools) = (false, None, false);
+    // Whether the last key at column 0 was `tools:` (only its value may be
+    // indented: under another key an indented line continues its scalar).
+    let mut in_tools = false;
+    for line in text.split(['\n', '\r']) {
+        let trimmed = line.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if trimmed.len() < line.len() || line == "-" || line.starts_with("- ") {
+            if !in_tools {
+                return None;
+            }
+            continue;
+        }
+        let bare = match line.find(" #") {
+            Some(i) => &line[..i],
+            None => line,
+        }
+        .trim_end_matches(' ');
+        in_tools = false;
+        match bare {
+            "version: 1" if !version => version = true,
+            "tools:" if !tools => (tools, in_tools) = (true, true),
+            _ => {
+                let name = bare.strip_prefix("agent: ")?;
+                // A name YAML reads as a string: `null`, `true` or a number
+                // would not be one.
+                let plain = name.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+                    && !["null", "true", "false"]
+                        .iter()
+                        .any(|w| name.eq_ignore_ascii_case(w));
+                if agent.is_some() || !plain {
+                    return None;
+                }
+                agent = Some(name);
+            }
+        }
+    }
+    if version { agent } else { None }
+}
+
 impl Builder {
     fn parse(&mut self, file: &SourceFile) -> Option<Document> {
-        // A process that decides calls never runs the tests.
-        if self.purpose == Purpose::Decide && holds_only_tests(&file.text) {
+        // A process that decides calls never runs the tests; a hook never
+        // looks at another agent's tools.
+        if self.purpose.decides() && holds_only_tests(&file.text) {
+            return None;
+        }
+        if let Purpose::DecideFor(agent) = self.purpose
+            && holds_only_tools_of(&file.text).is_some_and(|a| a != agent)
+        {
             return None;
         }
         let options = serde_saphyr::options! {

@@ -180,7 +180,7 @@ impl Builder {
             |p| p.value.clone(),
         );
         // A load that decides calls compiles the schema when the tool is called.
-        if self.purpose == Purpose::Check
+        if !self.purpose.decides()
             && let Err(e) = jsonschema::draft202012::new(&parameters)
         {
             let at = raw
