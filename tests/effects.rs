@@ -396,3 +396,66 @@ fn an_in_place_edit_writes_its_files_whichever_option_gives_the_script() {
         Decision::Deny
     );
 }
+
+#[test]
+fn a_copy_into_a_folder_writes_each_source_by_its_name_there() {
+    let reg = registry();
+    let home = reg.settings().home.clone();
+    let ssh = format!("{home}/.ssh");
+    // (script, writes)
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "cp authorized_keys ~/.ssh/",
+            vec![ssh.clone(), format!("{ssh}/authorized_keys")],
+        ),
+        (
+            "cp -t ~/.ssh keys/authorized_keys id.pub",
+            vec![
+                ssh.clone(),
+                format!("{ssh}/authorized_keys"),
+                format!("{ssh}/id.pub"),
+            ],
+        ),
+        (
+            "mv rc ~/.ssh",
+            vec![format!("{ssh}"), format!("{ssh}/rc"), format!("{WS}/rc")],
+        ),
+        (
+            "install -m 600 -t ~/.ssh authorized_keys",
+            vec![ssh.clone(), format!("{ssh}/authorized_keys")],
+        ),
+        (
+            "ln /tmp/evil ~/.ssh",
+            vec![ssh.clone(), format!("{ssh}/evil")],
+        ),
+        // A symbolic link opens a whole tree through its name.
+        (
+            "ln -s /tmp/evil ~/.ssh",
+            vec![ssh.clone(), format!("{ssh}/**")],
+        ),
+        // `DIR/.` copies what DIR holds: anything under the folder.
+        ("cp keys/. ~/.ssh", vec![ssh.clone(), format!("{ssh}/**")]),
+        // A whole tree copied is written as one already.
+        ("cp -r keys ~/.ssh", vec![ssh.clone(), format!("{ssh}/**")]),
+        (
+            "cp a.txt b.txt",
+            vec![format!("{WS}/b.txt"), format!("{WS}/b.txt/a.txt")],
+        ),
+    ];
+    for (script, writes) in cases {
+        let mut got = effects(&reg, &bash(script)).writes;
+        got.sort();
+        let mut want = writes;
+        want.sort();
+        assert_eq!(got, want, "{script}");
+    }
+    // So the credentials rule sees the key planted.
+    for script in ["cp authorized_keys ~/.ssh/", "cp -t ~/.ssh authorized_keys"] {
+        let ev = reg.evaluate(&bash(script));
+        assert_eq!(ev.decision, Decision::Deny, "{script}");
+        assert!(
+            ev.matched.iter().any(|m| m.id == "secret-files"),
+            "{script}"
+        );
+    }
+}

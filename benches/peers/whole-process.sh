@@ -6,7 +6,8 @@
 #                                   shipped files have rules, with string `like` conditions)
 # on the shipped policies/ and manifests/.
 #
-#   bash benches/peers/whole-process.sh      (RUNS=100 for more runs; default 50)
+#   bash benches/peers/whole-process.sh      (RUNS=100 for more runs; default 50;
+#                                             ZP=path/to/zero-policy measures that binary)
 #
 # Builds zero-policy (release, the root's target/) and installs cedar-policy-cli 4.x
 # under benches/peers/target/cli if it is not there. Uses hyperfine when it is
@@ -19,9 +20,13 @@ runs=${RUNS:-50}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "== building zero-policy (release)" >&2
-(cd "$root" && CARGO_TARGET_DIR="$root/target" cargo build --release --quiet --bin zero-policy)
-zp="$root/target/release/zero-policy"
+if [[ -n ${ZP:-} ]]; then
+    zp=$ZP
+else
+    echo "== building zero-policy (release)" >&2
+    (cd "$root" && CARGO_TARGET_DIR="$root/target" cargo build --release --quiet --bin zero-policy)
+    zp="$root/target/release/zero-policy"
+fi
 
 cli_root="$here/target/cli"
 cedar="$cli_root/bin/cedar"

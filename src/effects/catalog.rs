@@ -19,6 +19,9 @@ pub enum Kind {
     Read,
     /// A path created or changed.
     Write,
+    /// Where `cp`, `mv`, `ln` and `install` put their sources: written, and
+    /// since it may be a folder, so is each source's name under it.
+    Dest,
     /// A path removed (also a write).
     Delete,
     /// The folder the command runs in.
@@ -52,6 +55,7 @@ impl Kind {
         ("pattern", Kind::Pattern),
         ("read", Kind::Read),
         ("write", Kind::Write),
+        ("dest", Kind::Dest),
         ("delete", Kind::Delete),
         ("cwd", Kind::Cwd),
         ("fetch", Kind::Fetch),

@@ -1091,6 +1091,7 @@ impl Analyzer<'_, '_> {
             options_unknown: false,
             operand: false,
             in_place: None,
+            dests: Vec::new(),
         };
         let unbundled = spec.unbundle(&words[1..]);
         self.apply_spec(
@@ -1329,6 +1330,15 @@ impl Analyzer<'_, '_> {
                 .collect();
             self.in_place(&files, suffix.as_ref(), c, ctx, nested, reasons);
         }
+        if !ctx.dests.is_empty() {
+            let sources: Vec<&Word> = operands
+                .iter()
+                .zip(&kinds)
+                .filter(|(_, k)| matches!(k, Kind::Read | Kind::Delete))
+                .map(|(w, _)| w)
+                .collect();
+            self.under_dests(&sources, c, ctx);
+        }
         ctx.operand = false;
         self.special(c, ctx, &parsed.operands, reasons);
         if ctx.not_read_only
@@ -1387,6 +1397,31 @@ impl Analyzer<'_, '_> {
         }
     }
 
+    /// `cp SRC… DEST` writes `DEST/name` for each source when `DEST` is a
+    /// folder, which the command line does not tell: each is written too.
+    /// A source given as `DIR/.` puts what `DIR` holds there: anything under
+    /// `DEST`; so does one whose name cannot be told.
+    fn under_dests(&self, sources: &[&Word], c: &mut Command, ctx: &mut SpecRun) {
+        let home = self.home().to_string();
+        let dests = std::mem::take(&mut ctx.dests);
+        for w in sources {
+            let contents = w.raw == "." || w.raw.ends_with("/.") || w.raw.ends_with("/./");
+            for cwd in &ctx.cwds {
+                let path = w.to_path(cwd, &home);
+                let name = path.rsplit('/').next().unwrap_or_default();
+                let unknown = name.is_empty() || name.contains(['{', '}']);
+                for d in &dests {
+                    let d = d.trim_end_matches('/');
+                    c.writes.push(if contents || unknown {
+                        format!("{d}/**")
+                    } else {
+                        format!("{d}/{name}")
+                    });
+                }
+            }
+        }
+    }
+
     fn script_words(
         &mut self,
         words: &[&Word],
@@ -1429,15 +1464,18 @@ impl Analyzer<'_, '_> {
         };
         match kind {
             Kind::Value | Kind::Pattern | Kind::Assignments => {}
-            Kind::Read | Kind::Write | Kind::Delete => {
+            Kind::Read | Kind::Write | Kind::Delete | Kind::Dest => {
                 if w.literal().as_deref() == Some("-") {
                     return;
                 }
                 for p in paths_of(w, ctx) {
                     let tree = ctx.recursive.then(|| tree_of(&p));
+                    if kind == Kind::Dest && tree.is_none() {
+                        ctx.dests.push(p.clone());
+                    }
                     let list = match kind {
                         Kind::Read => &mut c.reads,
-                        Kind::Write => &mut c.writes,
+                        Kind::Write | Kind::Dest => &mut c.writes,
                         _ => &mut c.deletes,
                     };
                     list.push(p.clone());
@@ -1920,6 +1958,9 @@ struct SpecRun {
     operand: bool,
     /// An in-place option was given: its backup suffix, if it has a value.
     in_place: Option<Option<Word>>,
+    /// The `dest` paths given (not as whole trees): the sources' names are
+    /// written under them.
+    dests: Vec<String>,
 }
 
 /// Redirection effects waiting for their command.

@@ -620,8 +620,12 @@ impl Keywords {
                 owner.push(i);
             }
         }
+        // A contiguous NFA: a DFA of these keywords takes three times as long
+        // to build (callgrind: 2.9 against 0.9 million instructions), and the
+        // texts it answers for are short.
         let automaton = aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .build(&words)
             .ok()?;
         Some(Keywords {
