@@ -435,6 +435,10 @@ fn a_copy_into_a_folder_writes_each_source_by_its_name_there() {
         ),
         // `DIR/.` copies what DIR holds: anything under the folder.
         ("cp keys/. ~/.ssh", vec![ssh.clone(), format!("{ssh}/**")]),
+        (
+            "mv 'keys/.' ~/.ssh",
+            vec![ssh.clone(), format!("{ssh}/**"), format!("{WS}/keys")],
+        ),
         // A whole tree copied is written as one already.
         ("cp -r keys ~/.ssh", vec![ssh.clone(), format!("{ssh}/**")]),
         (

@@ -1405,7 +1405,8 @@ impl Analyzer<'_, '_> {
         let home = self.home().to_string();
         let dests = std::mem::take(&mut ctx.dests);
         for w in sources {
-            let contents = w.raw == "." || w.raw.ends_with("/.") || w.raw.ends_with("/./");
+            let text = w.literal().unwrap_or_else(|| w.raw.clone());
+            let contents = text == "." || text.ends_with("/.") || text.ends_with("/./");
             for cwd in &ctx.cwds {
                 let path = w.to_path(cwd, &home);
                 let name = path.rsplit('/').next().unwrap_or_default();
