@@ -1086,3 +1086,47 @@ fn a_hook_denies_every_call_that_changes_where_its_policy_is_read_from() {
         "deny"
     );
 }
+
+#[test]
+fn a_hook_does_not_read_another_agents_manifest() {
+    let env = Env::new("other-agent");
+    let dir = env.policy(
+        "team",
+        "version: 1\nagent: claude-code\ntools:\n  - name: Bash\n    description: run\n    scope: shell\n    safety: {side_effect: shell, permission: deny, reason: no shell here}\n",
+    );
+    // Another agent's manifest with an unknown field: a load that reads it fails.
+    std::fs::write(
+        dir.join("codex.yaml"),
+        "version: 1\nagent: codex\ntools:\n  - name: Bash\n    description: run\n    scope: shell\n    bogus: 1\n    safety: {side_effect: shell, permission: allow}\n",
+    )
+    .unwrap();
+    let event = fixture("claude-code", "bash-git-status.json");
+    let run = env.hook("claude-code", &event, &[&dir]);
+    assert_eq!(run.json(), claude("deny", "zero-policy: no shell here"));
+    // Codex's own hook reads it, and blocks.
+    let run = env.hook("codex", &fixture("codex", "bash-git-status.json"), &[&dir]);
+    let why = assert_blocked("codex", &run);
+    assert!(why.contains("does not load"), "{why}");
+    // `explain` for Claude Code decides as its hook does; `lint` reads everything.
+    let zp = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+            .args(args)
+            .current_dir(env.root.join("work"))
+            .env("HOME", env.home())
+            .output()
+            .unwrap()
+    };
+    let d = dir.to_str().unwrap();
+    let out = zp(&["explain", "--agent", "claude-code", "--tool", "Bash", "--args", r#"{"command":"ls"}"#, "--format", "json", d]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["decision"], "deny");
+    let out = zp(&["lint", d]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("bogus"), "{said}");
+}

@@ -156,7 +156,15 @@ pub fn run(args: &Args) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let (_policy, mut registry) = match load_registry(&args.paths, crate::loader::Purpose::Decide) {
+    // A call made for one of the hooks' agents never sees another agent's
+    // tools: their manifests are not read, as the hook does not read them.
+    let purpose = crate::hooks::Agent::ALL
+        .iter()
+        .find(|a| a.as_str() == call.session.agent)
+        .map_or(crate::loader::Purpose::Decide, |a| {
+            crate::loader::Purpose::DecideFor(a.as_str())
+        });
+    let (_policy, mut registry) = match load_registry(&args.paths, purpose) {
         Ok(x) => x,
         Err(code) => return code,
     };
