@@ -1117,7 +1117,18 @@ fn a_hook_does_not_read_another_agents_manifest() {
             .unwrap()
     };
     let d = dir.to_str().unwrap();
-    let out = zp(&["explain", "--agent", "claude-code", "--tool", "Bash", "--args", r#"{"command":"ls"}"#, "--format", "json", d]);
+    let out = zp(&[
+        "explain",
+        "--agent",
+        "claude-code",
+        "--tool",
+        "Bash",
+        "--args",
+        r#"{"command":"ls"}"#,
+        "--format",
+        "json",
+        d,
+    ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["decision"], "deny");
