@@ -51,6 +51,20 @@ impl Env {
         dir
     }
 
+    /// Another command, run as the hook is (this home, the empty working folder).
+    fn zp<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = S>,
+    ) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+            .args(args)
+            .current_dir(self.root.join("work"))
+            .env("HOME", self.home())
+            .env_remove("ZERO_POLICY_PATH")
+            .output()
+            .unwrap()
+    }
+
     fn hook(&self, agent: &str, input: &[u8], paths: &[&Path]) -> Run {
         self.hook_env(agent, input, paths, &[])
     }
@@ -899,18 +913,13 @@ fn concurrent_hooks_never_interleave_log_lines() {
 #[test]
 fn explain_writes_nothing_to_the_log() {
     let env = Env::new("explain");
-    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
-        .args([
-            "explain",
-            "--tool",
-            "Bash",
-            "--args",
-            r#"{"command":"rm -rf /"}"#,
-        ])
-        .current_dir(env.root.join("work"))
-        .env("HOME", env.home())
-        .output()
-        .unwrap();
+    let out = env.zp([
+        "explain",
+        "--tool",
+        "Bash",
+        "--args",
+        r#"{"command":"rm -rf /"}"#,
+    ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!env.home().join(".local").exists());
 }
@@ -970,12 +979,7 @@ fn a_hook_skips_test_files_and_blocks_a_tool_whose_schema_is_invalid() {
         "{read:?}"
     );
     // `lint` reads everything and refuses both files.
-    let lint = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
-        .arg("lint")
-        .arg(&dir)
-        .env("HOME", env.home())
-        .output()
-        .unwrap();
+    let lint = env.zp([std::ffi::OsStr::new("lint"), dir.as_os_str()]);
     let text =
         String::from_utf8_lossy(&lint.stdout).into_owned() + &String::from_utf8_lossy(&lint.stderr);
     assert_eq!(lint.status.code(), Some(1), "{text}");
@@ -1108,16 +1112,8 @@ fn a_hook_does_not_read_another_agents_manifest() {
     let why = assert_blocked("codex", &run);
     assert!(why.contains("does not load"), "{why}");
     // `explain` for Claude Code decides as its hook does; `lint` reads everything.
-    let zp = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_zero-policy"))
-            .args(args)
-            .current_dir(env.root.join("work"))
-            .env("HOME", env.home())
-            .output()
-            .unwrap()
-    };
     let d = dir.to_str().unwrap();
-    let out = zp(&[
+    let out = env.zp([
         "explain",
         "--agent",
         "claude-code",
@@ -1132,7 +1128,7 @@ fn a_hook_does_not_read_another_agents_manifest() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["decision"], "deny");
-    let out = zp(&["lint", d]);
+    let out = env.zp(["lint", d]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let said = format!(
         "{}{}",

@@ -1293,13 +1293,17 @@ impl Analyzer<'_, '_> {
             ));
         }
         ctx.operand = true;
-        if kinds.contains(&Kind::Script) {
-            let script_words: Vec<&Word> = operands
+        // The operands of the kinds `pick` says.
+        let of_kinds = |pick: fn(Kind) -> bool| -> Vec<&Word> {
+            operands
                 .iter()
                 .zip(&kinds)
-                .filter(|(_, k)| **k == Kind::Script)
+                .filter(|(_, k)| pick(**k))
                 .map(|(w, _)| w)
-                .collect();
+                .collect()
+        };
+        if kinds.contains(&Kind::Script) {
+            let script_words = of_kinds(|k| k == Kind::Script);
             for (w, k) in operands.iter().zip(&kinds) {
                 if *k != Kind::Script {
                     self.apply_kind(*k, w, c, ctx, nested, reasons);
@@ -1322,21 +1326,11 @@ impl Analyzer<'_, '_> {
             }
         }
         if let Some(suffix) = ctx.in_place.clone() {
-            let files: Vec<&Word> = operands
-                .iter()
-                .zip(&kinds)
-                .filter(|(_, k)| **k == Kind::Read)
-                .map(|(w, _)| w)
-                .collect();
+            let files = of_kinds(|k| k == Kind::Read);
             self.in_place(&files, suffix.as_ref(), c, ctx, nested, reasons);
         }
         if !ctx.dests.is_empty() {
-            let sources: Vec<&Word> = operands
-                .iter()
-                .zip(&kinds)
-                .filter(|(_, k)| matches!(k, Kind::Read | Kind::Delete))
-                .map(|(w, _)| w)
-                .collect();
+            let sources = of_kinds(|k| matches!(k, Kind::Read | Kind::Delete));
             self.under_dests(&sources, c, ctx);
         }
         ctx.operand = false;

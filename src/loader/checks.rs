@@ -94,12 +94,8 @@ impl Builder {
         let mut unknown = Vec::new();
         // A hook does not read the other agents' tools, which a pattern may be
         // meant for; one that matches nothing changes no decision (`lint` says so).
-        let rules = if matches!(self.purpose, super::Purpose::DecideFor(_)) {
-            &[][..]
-        } else {
-            &self.rules[..]
-        };
-        for rule in rules {
+        let for_one_agent = matches!(self.purpose, super::Purpose::DecideFor(_));
+        for rule in self.rules.iter().filter(|_| !for_one_agent) {
             for (pattern, at) in &rule.tool_patterns {
                 let Some(Some(ks)) = tools_of.get(pattern.as_str()) else {
                     continue;

@@ -463,40 +463,23 @@ fn name_globset<'a>(
 /// where YAML ends one: at `\n`, at `\r\n`, and at a lone `\r`.
 #[must_use]
 pub fn holds_only_tests(text: &str) -> bool {
-    // YAML breaks lines at `\n`, `\r` and `\r\n`; YAML 1.1 also at NEL, LS and
-    // PS, which are refused rather than weighed.
-    if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+    let Some(lines) = top_level_lines(text) else {
         return false;
-    }
+    };
     let (mut version, mut tests, mut under_version) = (false, false, false);
-    for line in text.split(['\n', '\r']) {
-        let trimmed = line.trim_start_matches(' ');
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        if trimmed.len() < line.len() {
-            // Indented: the value of the key above, which must be `tests:`.
-            if under_version || !tests {
-                return false;
-            }
-            continue;
-        }
-        // The key or item at column 0, without a trailing comment.
-        let bare = match line.find(" #") {
-            Some(i) => &line[..i],
-            None => line,
-        }
-        .trim_end_matches(' ');
-        let fits = match bare {
-            "version: 1" if !version => {
+    for line in lines {
+        let fits = match line {
+            // The value of the key above, which must be `tests:`.
+            Line::Indented | Line::Item => tests && !under_version,
+            Line::Key("version: 1") if !version => {
                 (version, under_version) = (true, true);
                 true
             }
-            "tests:" if !tests => {
+            Line::Key("tests:") if !tests => {
                 (tests, under_version) = (true, false);
                 true
             }
-            _ => (bare == "-" || line.starts_with("- ")) && tests && !under_version,
+            Line::Key(_) => false,
         };
         if !fits {
             return false;
@@ -514,29 +497,16 @@ pub fn holds_only_tests(text: &str) -> bool {
 /// as usual.
 #[must_use]
 pub fn holds_only_tools_of(text: &str) -> Option<&str> {
-    if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
-        return None;
-    }
     let (mut version, mut agent, mut tools) = (false, None, false);
     // Whether the last key at column 0 was `tools:` (only its value may be
     // indented: under another key an indented line continues its scalar).
     let mut in_tools = false;
-    for line in text.split(['\n', '\r']) {
-        let trimmed = line.trim_start_matches(' ');
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        if trimmed.len() < line.len() || line == "-" || line.starts_with("- ") {
-            if !in_tools {
-                return None;
-            }
-            continue;
-        }
-        let bare = match line.find(" #") {
-            Some(i) => &line[..i],
-            None => line,
-        }
-        .trim_end_matches(' ');
+    for line in top_level_lines(text)? {
+        let bare = match line {
+            Line::Indented | Line::Item if in_tools => continue,
+            Line::Indented | Line::Item => return None,
+            Line::Key(bare) => bare,
+        };
         in_tools = false;
         match bare {
             "version: 1" if !version => version = true,
@@ -560,6 +530,45 @@ pub fn holds_only_tools_of(text: &str) -> Option<&str> {
         }
     }
     if version { agent } else { None }
+}
+
+/// A line of a document that says something, as the line scans see it.
+enum Line<'a> {
+    /// Indented by spaces: the value of the key above.
+    Indented,
+    /// A `-` item at column 0.
+    Item,
+    /// Anything else at column 0, without a trailing comment.
+    Key(&'a str),
+}
+
+/// The lines of `text` that are neither blank nor comments; `None` when it
+/// holds NEL, LS or PS, which end a line in YAML 1.1 and are refused rather
+/// than weighed. A line ends where YAML ends one: at `\n`, `\r\n` and a lone
+/// `\r`.
+fn top_level_lines(text: &str) -> Option<impl Iterator<Item = Line<'_>>> {
+    if text.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return None;
+    }
+    Some(text.split(['\n', '\r']).filter_map(|line| {
+        let trimmed = line.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            return None;
+        }
+        if trimmed.len() < line.len() {
+            return Some(Line::Indented);
+        }
+        let bare = match line.find(" #") {
+            Some(i) => &line[..i],
+            None => line,
+        }
+        .trim_end_matches(' ');
+        Some(if bare == "-" || line.starts_with("- ") {
+            Line::Item
+        } else {
+            Line::Key(bare)
+        })
+    }))
 }
 
 impl Builder {
