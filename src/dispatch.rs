@@ -463,9 +463,7 @@ impl Registry {
             || (tool.effects.as_ref().is_some_and(|e| e.can_write()) && !self.guarded().is_empty())
         {
             let fx = self.effects_of(tool, &scope, call);
-            if let Ok(v) = ::cel::to_value(effects_json(&fx)) {
-                scope.bind_call(v);
-            }
+            scope.bind_call(effects_cel(&fx));
             Some(fx)
         } else {
             None
@@ -857,6 +855,119 @@ fn kind_of(v: &::cel::Value) -> &'static str {
 #[must_use]
 pub fn effects_json(fx: &Effects) -> serde_json::Value {
     serde_json::to_value(fx).unwrap_or(serde_json::Value::Null)
+}
+
+/// The `call` variable: [`effects_json`]'s value as CEL, built directly
+/// rather than through JSON (a number is an unsigned integer, as the `cel`
+/// crate reads a JSON number that is not negative).
+#[must_use]
+pub fn effects_cel(fx: &Effects) -> ::cel::Value {
+    use ::cel::Value as V;
+    use ::cel::objects::{Key, Map};
+    fn s(v: &str) -> V {
+        V::String(Arc::new(v.to_string()))
+    }
+    fn strings(v: &[String]) -> V {
+        V::List(Arc::new(v.iter().map(|x| s(x)).collect()))
+    }
+    fn map<const N: usize>(fields: [(&str, V); N]) -> V {
+        let mut m = std::collections::HashMap::with_capacity(N);
+        for (k, v) in fields {
+            m.insert(Key::String(Arc::new(k.to_string())), v);
+        }
+        V::Map(Map { map: Arc::new(m) })
+    }
+    fn fetches(v: &[effects::Fetch]) -> V {
+        V::List(Arc::new(
+            v.iter()
+                .map(|f| {
+                    let effects::Fetch {
+                        url,
+                        scheme,
+                        host,
+                        port,
+                        path,
+                    } = f;
+                    map([
+                        ("url", s(url)),
+                        ("scheme", s(scheme)),
+                        ("host", s(host)),
+                        ("port", port.map_or(V::Null, |p| V::UInt(u64::from(p)))),
+                        ("path", s(path)),
+                    ])
+                })
+                .collect(),
+        ))
+    }
+    // Destructured, so that a field added to the effects is a compile error
+    // here rather than missing from `call`.
+    let command = |c: &effects::Command| {
+        let effects::Command {
+            program,
+            path,
+            argv,
+            cwd,
+            wrappers,
+            known,
+            read_only,
+            exact,
+            subcommand,
+            options,
+            operands,
+            tags,
+            reads,
+            writes,
+            deletes,
+            fetches: fetched,
+            runs_code,
+            fetched_input,
+        } = c;
+        map([
+            ("program", s(program)),
+            ("path", s(path)),
+            ("argv", strings(argv)),
+            ("cwd", s(cwd)),
+            ("wrappers", strings(wrappers)),
+            ("known", V::Bool(*known)),
+            ("read_only", V::Bool(*read_only)),
+            ("exact", V::Bool(*exact)),
+            ("subcommand", s(subcommand)),
+            ("options", strings(options)),
+            ("operands", strings(operands)),
+            ("tags", strings(tags)),
+            ("reads", strings(reads)),
+            ("writes", strings(writes)),
+            ("deletes", strings(deletes)),
+            ("fetches", fetches(fetched)),
+            ("runs_code", V::Bool(*runs_code)),
+            ("fetched_input", V::Bool(*fetched_input)),
+        ])
+    };
+    let Effects {
+        commands,
+        reads,
+        writes,
+        deletes,
+        paths,
+        fetches: fetched,
+        runs_code,
+        exact,
+        unknown,
+    } = fx;
+    map([
+        (
+            "commands",
+            V::List(Arc::new(commands.iter().map(command).collect())),
+        ),
+        ("reads", strings(reads)),
+        ("writes", strings(writes)),
+        ("deletes", strings(deletes)),
+        ("paths", strings(paths)),
+        ("fetches", fetches(fetched)),
+        ("runs_code", V::Bool(*runs_code)),
+        ("exact", V::Bool(*exact)),
+        ("unknown", strings(unknown)),
+    ])
 }
 
 /// One sentence for the effects step.

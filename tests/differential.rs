@@ -457,6 +457,7 @@ fn every_shipped_rule_agrees_on_every_shipped_call() {
         )
         .unwrap();
     let mut compared = 0;
+    let mut with_effects = 0;
     for call in &calls {
         let ev = registry.explain(call);
         let tool = registry.get(&call.tool);
@@ -482,7 +483,15 @@ fn every_shipped_rule_agrees_on_every_shipped_call() {
         };
         let mut scope = Scope::with_json_args(&root, &vars, &call.args);
         if let Some(fx) = &ev.effects {
-            scope.bind_call(cel::to_value(zero_policy::dispatch::effects_json(fx)).unwrap());
+            // The dispatch path builds `call` directly; the reference goes through JSON.
+            let reference = cel::to_value(zero_policy::dispatch::effects_json(fx)).unwrap();
+            assert_eq!(
+                zero_policy::dispatch::effects_cel(fx),
+                reference,
+                "{call:?}"
+            );
+            with_effects += 1;
+            scope.bind_call(reference);
         }
         for rule in policy.all_rules() {
             let reference = scope.eval_reference(&rule.when);
@@ -499,6 +508,7 @@ fn every_shipped_rule_agrees_on_every_shipped_call() {
         }
     }
     assert!(compared > 5_000, "{compared}");
+    assert!(with_effects > 300, "{with_effects}");
 }
 
 /// The whole dispatch path decides every shipped call identically with the
