@@ -17,9 +17,13 @@ use zero_policy::dispatch::{Call, Session};
 use zero_policy::loader;
 use zero_policy::registry::Registry;
 
+/// The shipped policy written by hand, for the comparison on the shipped files.
+#[path = "shared/shipped.rs"]
+mod shipped;
 /// The workload (200 tools, 1,000 rules, 10,000 calls), shared with `benches/peers`.
 #[path = "shared/workload.rs"]
 mod workload;
+
 use workload::{
     Native, W_RULES, W_TOOLS, registry_of, workload_calls, workload_files, workload_rules,
     workload_zp_calls,
@@ -75,10 +79,88 @@ fn report(name: &str, mut times: Vec<Duration>) {
 }
 
 fn shipped() -> Registry {
+    Registry::new(&shipped_policy()).unwrap()
+}
+
+fn shipped_policy() -> zero_policy::Policy {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let loaded = loader::load_paths(&[root.join("policies"), root.join("manifests")]).unwrap();
-    let policy = loaded.policy.expect("shipped files load clean");
-    Registry::new(&policy).unwrap()
+    loaded.policy.expect("shipped files load clean")
+}
+
+/// The shipped files against the shipped policy written by hand
+/// (`benches/shared/shipped.rs`): the 10-call mix and every test of the shipped
+/// files and of the red-team suite whose tool the native decider writes out,
+/// checked equal (decision and matched rule ids) before timing.
+fn shipped_native(rounds: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let loaded = loader::load_paths(&[
+        root.join("policies"),
+        root.join("manifests"),
+        root.join("tests/fixtures/redteam"),
+    ])
+    .unwrap();
+    let policy = loaded
+        .policy
+        .expect("shipped files and the red-team suite load clean");
+    let registry = Registry::new(&policy).unwrap();
+    let settings = registry.settings();
+    let native = shipped::Native::new(
+        &policy.lists,
+        registry.catalog().clone(),
+        &settings.home,
+        settings.case_insensitive,
+        registry.guarded(),
+    );
+    let mut calls = shipped_calls();
+    calls.retain(|c| c.tool != "nope");
+    calls.extend(
+        policy
+            .tests
+            .iter()
+            .filter(|t| shipped::knows(&t.call.tool, &t.call.session.agent))
+            .map(|t| t.call.clone()),
+    );
+    for c in &calls {
+        let ev = registry.decide_call(c);
+        assert!(ev.errors.is_empty(), "{c:?}: {:?}", ev.errors);
+        let mut ids: Vec<&str> = ev.matched.iter().map(|m| m.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let (d, native_ids) = native.decide(c);
+        assert_eq!((ev.decision, ids), (d, native_ids), "{c:?}");
+    }
+    let shell = |c: &Call| c.tool == "bash";
+    println!(
+        "shipped files: {} calls ({} shell), zero-policy and the hand-written policy agree",
+        calls.len(),
+        calls.iter().filter(|c| shell(c)).count()
+    );
+    for (name, pick) in [
+        ("all", &(|_: &Call| true) as &dyn Fn(&Call) -> bool),
+        ("shell (bash)", &shell),
+        ("other tools", &|c: &Call| !shell(c)),
+    ] {
+        let picked: Vec<&Call> = calls.iter().filter(|c| pick(c)).collect();
+        let mut zp = Vec::new();
+        let mut nat = Vec::new();
+        for _ in 0..rounds {
+            for c in &picked {
+                let t = Instant::now();
+                std::hint::black_box(native.decide(c));
+                nat.push(t.elapsed());
+                let t = Instant::now();
+                std::hint::black_box(registry.decide_call(c));
+                zp.push(t.elapsed());
+            }
+        }
+        let (nm, np) = stats(nat);
+        let (zm, zq) = stats(zp);
+        println!(
+            "  {name:<14} native median {nm:>7.2} µs p99 {np:>7.2} µs   zero-policy median {zm:>7.2} µs p99 {zq:>7.2} µs   ratio {:.2}×",
+            zm / nm
+        );
+    }
 }
 
 fn shipped_calls() -> Vec<Call> {
@@ -289,6 +371,7 @@ fn main() {
     let rounds = if quick { 200 } else { 2_000 };
     workload(quick);
     shipped_before_after(rounds / 4);
+    shipped_native(rounds / 20);
 
     let registry = shipped();
     report(
