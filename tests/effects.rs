@@ -463,3 +463,116 @@ fn a_copy_into_a_folder_writes_each_source_by_its_name_there() {
         );
     }
 }
+
+#[test]
+fn a_name_or_number_the_shell_evaluates_runs_the_substitutions_in_it() {
+    let reg = registry();
+    // bash evaluates these words as arithmetic or as variable names, whose
+    // subscripts are arithmetic: `a[$(cmd)]` runs `cmd`.
+    for script in [
+        "[[ 'a[$(id)]' -eq 0 ]]",
+        "[[ 0 -lt 'a[`id`]' ]]",
+        "x='a[$(id)]'; [[ $x -eq 0 ]]",
+        "[[ $(cat n.txt) -gt 3 ]]",
+        "printf -v 'a[$(id)]' x",
+        "printf -v'a[$(id)]' x",
+        "read 'a[$(id)]' <<< x",
+        "read -r -a 'a[$(id)]' <<< x",
+        "test -v 'a[$(id)]'",
+        "[ -v 'a[$(id)]' ]",
+        "[[ -v 'a[$(id)]' ]]",
+        "getopts ab 'a[$(id)]'",
+        "mapfile -C id -c 1 lines < README.md",
+        "unset -v 'a[$(id)]'",
+        "wait -p 'a[$(id)]'",
+        "command printf -v 'a[$(id)]' x",
+        "read \"$NAME\" <<< x",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(fx.runs_code && !fx.exact, "{script}: {fx:?}");
+        assert!(
+            fx.unknown.iter().any(|u| u.contains("no rule can see")),
+            "{script}: {:?}",
+            fx.unknown
+        );
+    }
+    for script in [
+        "[[ $# -eq 0 ]]",
+        "[[ ${#x} -gt 3 ]]",
+        "[[ $((1 + 2)) -eq 3 ]]",
+        "[[ 3 -eq 3 ]]",
+        "[[ $x == 'a[$(id)]' ]]",
+        "printf -v out '%s' hi",
+        "printf '%s' 'a[$(id)]'",
+        "read -r line < README.md",
+        "read -p 'a[$(id)]' line",
+        "getopts ab opt",
+        "test -n 'a[$(id)]'",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(!fx.runs_code && fx.exact, "{script}: {fx:?}");
+    }
+}
+
+#[test]
+fn code_a_build_tool_is_given_in_the_call_is_not_its_projects_own() {
+    let reg = registry();
+    let tagged = |script: &str| {
+        let fx = effects(&reg, &bash(script));
+        assert!(fx.runs_code, "{script}");
+        fx.commands
+            .iter()
+            .any(|c| c.tags.iter().any(|t| t == "inline-code"))
+    };
+    for script in [
+        "make --eval='x:;@id' x",
+        "make -E 'x:;@id' x",
+        "make -f /tmp/x.mk",
+        "go test -exec /tmp/x ./...",
+        "cmake -E remove_directory /home/dev",
+        "cargo --config 'build.rustc-wrapper=\"/tmp/x\"' build",
+        "python3 -c 'print(1)'",
+    ] {
+        assert!(tagged(script), "{script} names its code");
+    }
+    for script in [
+        "make",
+        "make test",
+        "make V=1 all",
+        "cargo test",
+        "go test ./...",
+        "npm test",
+    ] {
+        assert!(!tagged(script), "{script} runs the project's own code");
+    }
+    // A make override that names the program a recipe runs is a code variable.
+    for script in [
+        "make SHELL=/bin/sh",
+        "make CC=/tmp/cc all",
+        "make .SHELLFLAGS='-c id' x",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(!fx.exact && fx.runs_code, "{script}");
+    }
+    let fx = effects(&reg, &bash("make PREFIX=/usr/local V=1 all"));
+    assert!(fx.exact, "{fx:?}");
+}
+
+#[test]
+fn a_wrapper_that_changes_folder_runs_its_command_there() {
+    let reg = registry();
+    for (script, read) in [
+        (
+            "env -C /home/dev/.aws cat credentials",
+            "/home/dev/.aws/credentials",
+        ),
+        ("env --chdir=/etc cat hosts", "/etc/hosts"),
+        ("sudo -D /srv cat app.conf", "/srv/app.conf"),
+        ("env -C src cat main.rs", "/home/dev/project/src/main.rs"),
+    ] {
+        let fx = effects(&reg, &bash(script));
+        let cat = fx.commands.iter().find(|c| c.program == "cat").unwrap();
+        assert_eq!(cat.reads, vec![read.to_string()], "{script}");
+        assert_eq!(cat.cwd, read.rsplit_once('/').unwrap().0, "{script}");
+    }
+}

@@ -189,7 +189,8 @@ fn skip_blanks(s: &[char], mut i: usize) -> usize {
 /// Whether an awk program only reads its input and prints to standard output:
 /// no `system`, no pipes (`|`, `|&`), no `getline`, no redirection of `print`
 /// or `printf` (`>`, `>>`), no `close`, no `ENVIRON` or `PROCINFO` (the
-/// environment holds secrets), no `@` (gawk's `@include`, `@load`, indirect
+/// environment holds secrets), no `ARGV` or `ARGC` (which name the files it
+/// reads), no `@` (gawk's `@include`, `@load`, indirect
 /// calls). Strings are skipped; a word in a regex counts as code, toward caution.
 #[must_use]
 pub fn awk_is_plain(program: &str) -> bool {
@@ -238,7 +239,9 @@ pub fn awk_is_plain(program: &str) -> bool {
                 }
                 let word: String = s[start..i].iter().collect();
                 match word.as_str() {
-                    "system" | "getline" | "close" | "ENVIRON" | "PROCINFO" | "fflush" => {
+                    // `ARGV[1] = "~/.ssh/id_rsa"`: the program picks the files it reads.
+                    "system" | "getline" | "close" | "ENVIRON" | "PROCINFO" | "fflush" | "ARGV"
+                    | "ARGC" => {
                         return false;
                     }
                     "print" | "printf" => in_print = Some(depth),
@@ -333,6 +336,8 @@ mod tests {
             "BEGIN{\"id\" | getline x; print x}",
             "BEGIN{while ((getline l < \".env\") > 0) print l}",
             "BEGIN{print ENVIRON[\"AWS_SECRET_ACCESS_KEY\"]}",
+            "BEGIN{ARGV[1]=\"/home/dev/.ssh/id_rsa\";ARGC=2}1",
+            "BEGIN{ARGV[ARGC++]=\"/proc/self/environ\"}1",
             "@include \"x.awk\"",
             "BEGIN{print \"unterminated}",
             "{print |& \"cat\"}",

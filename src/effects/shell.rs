@@ -90,9 +90,69 @@ const CODE_VARS: &[&str] = &[
     "RUSTC_WRAPPER",
     "RUSTC",
     "MAKEFLAGS",
+    "GOFLAGS",
+    "CC",
+    "CXX",
+    "CPP",
+    "LD",
+    "AR",
+    "MAKE",
+    "SHELL",
+    // Where programs read their configuration, and so the commands it names
+    // (`HOME=. git status` runs `./.gitconfig`'s `core.fsmonitor`).
+    "HOME",
+    "ZDOTDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_CONFIG_DIRS",
+    "XDG_DATA_HOME",
+    "XDG_DATA_DIRS",
+    "CDPATH",
+    "TAR_OPTIONS",
+    "GCONV_PATH",
+    "LESS",
+    "LESSKEY",
+    "LESSKEYIN",
+    "LESSKEY_CONTENT",
+    "LESSKEY_SYSTEM",
+    "RIPGREP_CONFIG_PATH",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_CEILING_DIRECTORIES",
+    "PIP_CONFIG_FILE",
+    "PYTHONUSERBASE",
+    "PYTHONBREAKPOINT",
+    "PYTHONINSPECT",
+    "PERL5DB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "LUA_INIT",
+    "PHPRC",
+    "R_PROFILE_USER",
+    "VIMINIT",
+    "EXINIT",
+    "MYVIMRC",
+    "GVIMINIT",
+    "INPUTRC",
+    "BUNDLE_GEMFILE",
+    "CARGO_HOME",
 ];
-/// Prefixes of such variables.
-const CODE_VAR_PREFIXES: &[&str] = &["BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"];
+/// Prefixes of such variables: `GIT_TRACE…` writes the file it names;
+/// `npm_config_…` and `CARGO_TARGET_…` set options that name programs
+/// (`npm_config_script_shell`, `CARGO_TARGET_<triple>_RUNNER`).
+const CODE_VAR_PREFIXES: &[&str] = &[
+    "BASH_FUNC_",
+    "GIT_CONFIG_KEY_",
+    "GIT_CONFIG_VALUE_",
+    "GIT_TRACE",
+    "npm_config_",
+    "NPM_CONFIG_",
+    "CARGO_TARGET_",
+    "CARGO_BUILD_",
+    "LUA_INIT_",
+];
 /// Folders whose programs are the system's, not the workspace's.
 const SYSTEM_DIRS: &[&str] = &[
     "/bin/",
@@ -115,6 +175,36 @@ const NOT_FILES: &[&str] = &[
     "/dev/tty",
     "/dev/zero",
 ];
+/// The tag the engine gives a command whose code the call itself names: a
+/// `code` operand or option value (`make --eval`, `go test -exec`), or an
+/// option that makes the program run code (`make -f`, `cmake -E`), as against
+/// the project's own (`make`, `cargo test`).
+const INLINE_CODE: &str = "inline-code";
+
+fn tag_inline_code(c: &mut Command) {
+    if !c.tags.iter().any(|t| t == INLINE_CODE) {
+        c.tags.push(INLINE_CODE.to_string());
+    }
+}
+
+/// Whether an expansion's value is a number: `$#`, `$?`, `$$`, `$!`, `${#NAME}`
+/// or an arithmetic expansion (`$((…))`, whose own text is checked).
+fn numeric_expansion(raw: &str) -> bool {
+    let name = |n: &str| {
+        !n.is_empty()
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+    };
+    matches!(
+        raw,
+        "$#" | "$?" | "$$" | "$!" | "${#}" | "${?}" | "${$}" | "${!}"
+    ) || (raw.starts_with("$((") && raw.ends_with("))") && !raw[3..raw.len() - 2].contains("))"))
+        || raw
+            .strip_prefix("${#")
+            .and_then(|r| r.strip_suffix('}'))
+            .is_some_and(name)
+}
+
 /// Builtins that declare variables (a compound assignment with a substitution runs code).
 const DECLARATIONS: &[&str] = &["declare", "typeset", "local", "readonly", "export"];
 
@@ -399,12 +489,33 @@ impl Analyzer<'_, '_> {
             ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
                 self.extended_test(a, cwds, wrappers, depth);
             }
-            ast::ExtendedTestExpr::UnaryTest(_, w) => {
-                self.word(w, cwds, wrappers, depth);
+            ast::ExtendedTestExpr::UnaryTest(op, w) => {
+                let w = self.word(w, cwds, wrappers, depth);
+                // `-v NAME`, `-R NAME`: a subscript in the name is arithmetic.
+                if matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                ) {
+                    self.evaluated_text(&w, "the variable name tested");
+                }
             }
-            ast::ExtendedTestExpr::BinaryTest(_, a, b) => {
-                self.word(a, cwds, wrappers, depth);
-                self.word(b, cwds, wrappers, depth);
+            ast::ExtendedTestExpr::BinaryTest(op, a, b) => {
+                let a = self.word(a, cwds, wrappers, depth);
+                let b = self.word(b, cwds, wrappers, depth);
+                // `[[ A -eq B ]]` evaluates both sides as arithmetic.
+                if matches!(
+                    op,
+                    ast::BinaryPredicate::ArithmeticEqualTo
+                        | ast::BinaryPredicate::ArithmeticNotEqualTo
+                        | ast::BinaryPredicate::ArithmeticLessThan
+                        | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+                        | ast::BinaryPredicate::ArithmeticGreaterThan
+                        | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    self.evaluated_text(&a, "an arithmetic comparison");
+                    self.evaluated_text(&b, "an arithmetic comparison");
+                }
             }
         }
     }
@@ -513,6 +624,100 @@ impl Analyzer<'_, '_> {
                 snippet(text)
             ));
             self.fx.runs_code = true;
+        }
+    }
+
+    /// A word the shell evaluates as arithmetic or as a variable name (whose
+    /// subscript is arithmetic): a substitution in its value runs code, and a
+    /// value not known here may hold one.
+    fn evaluated_text(&mut self, w: &Word, what: &str) {
+        match w.literal() {
+            Some(text) => self.hidden_text(&text, what),
+            None if numeric_expansion(&w.raw) => {}
+            None => {
+                self.fx.inexact(format!(
+                    "{what} `{}` is evaluated by the shell and its value is not known here, so it may run commands no rule can see",
+                    snippet(&w.raw)
+                ));
+                self.fx.runs_code = true;
+            }
+        }
+    }
+
+    /// Builtins that take variable names (`printf -v NAME`, `read NAME`,
+    /// `getopts OPTS NAME`, `test -v NAME`, …): bash evaluates a subscript in a
+    /// name, so `printf -v 'a[$(cmd)]' x` runs `cmd`.
+    fn evaluated_names(&mut self, base: &str, args: &[Word]) {
+        let what = format!("a variable name given to `{base}`");
+        // The operands after the options; `with_value` are the options taking a
+        // value (bundled `-vNAME` or the next word), `named` those whose value
+        // is a name.
+        let split = |with_value: &str, named: &str| {
+            let mut names: Vec<Word> = Vec::new();
+            let mut operands: Vec<Word> = Vec::new();
+            let mut i = 0;
+            while i < args.len() {
+                let w = &args[i];
+                match w.literal() {
+                    Some(l) if l == "--" => {
+                        operands.extend(args[i + 1..].iter().cloned());
+                        break;
+                    }
+                    Some(l) if operands.is_empty() && l.starts_with('-') && l.len() > 1 => {
+                        for (at, ch) in l.char_indices().skip(1) {
+                            if with_value.contains(ch) {
+                                let rest = &l[at + ch.len_utf8()..];
+                                let value = if rest.is_empty() {
+                                    i += 1;
+                                    args.get(i).cloned()
+                                } else {
+                                    Some(Word::lit(rest))
+                                };
+                                if named.contains(ch)
+                                    && let Some(v) = value
+                                {
+                                    names.push(v);
+                                }
+                                break;
+                            }
+                        }
+                    }
+                    _ => operands.push(w.clone()),
+                }
+                i += 1;
+            }
+            (names, operands)
+        };
+        let names: Vec<Word> = match base {
+            "printf" => split("v", "v").0,
+            "wait" => split("p", "p").0,
+            "read" => {
+                let (mut names, operands) = split("adinNptu", "a");
+                names.extend(operands);
+                names
+            }
+            "getopts" => split("", "").1.into_iter().skip(1).take(1).collect(),
+            "mapfile" | "readarray" => {
+                if args
+                    .iter()
+                    .any(|w| w.literal().is_some_and(|l| l.starts_with("-C")))
+                {
+                    self.fx
+                        .inexact(format!("`{base} -C` runs a callback, code no rule can see"));
+                    self.fx.runs_code = true;
+                }
+                split("dnOsuCc", "").1.into_iter().take(1).collect()
+            }
+            "unset" => split("", "").1,
+            "test" | "[" => args
+                .windows(2)
+                .filter(|p| matches!(p[0].literal().as_deref(), Some("-v" | "-R")))
+                .map(|p| p[1].clone())
+                .collect(),
+            _ => return,
+        };
+        for n in &names {
+            self.evaluated_text(n, &what);
         }
     }
 
@@ -991,6 +1196,19 @@ impl Analyzer<'_, '_> {
         let base = name.rsplit('/').next().unwrap_or(&name).to_string();
         c.program = base.clone();
         let own_program = name.contains('/') && !is_system_program(&name);
+        if !name.contains('/') {
+            self.evaluated_names(&base, &words[1..]);
+        }
+        if matches!(base.as_str(), "make" | "gmake") {
+            // `make SHELL=… CC=… x`: an override that names the program a recipe runs.
+            for w in &words[1..] {
+                if let Some((var, _)) = w.literal().as_deref().and_then(|l| l.split_once('='))
+                    && (is_code_var(var) || var == ".SHELLFLAGS")
+                {
+                    self.code_var(var);
+                }
+            }
+        }
         if own_program {
             c.known = false;
             c.runs_code = true;
@@ -1113,7 +1331,8 @@ impl Analyzer<'_, '_> {
         if let Some(first) = ctx.cwds.first() {
             c.cwd = first.clone();
         }
-        self.record(c, reasons, nested, cwds, stdin, depth);
+        // What it runs runs where it runs: `env -C DIR cmd`, `sudo -D DIR cmd`.
+        self.record(c, reasons, nested, &ctx.cwds, stdin, depth);
         flow
     }
 
@@ -1198,13 +1417,11 @@ impl Analyzer<'_, '_> {
                     .unwrap_or_else(|| opt.name.clone()),
             );
             c.tags.extend(opt.tags.iter().cloned());
-            if opt.tags.iter().any(|t| t == "runs-code") {
-                c.runs_code = true;
-            }
             ctx.recursive |= opt.recursive;
             ctx.not_read_only |= opt.not_read_only;
-            if opt.runs_code {
+            if opt.runs_code || opt.tags.iter().any(|t| t == "runs-code") {
                 c.runs_code = true;
+                tag_inline_code(c);
             }
             if let Some(layout) = &opt.operands {
                 ctx.layout = Some(layout.clone());
@@ -1520,6 +1737,7 @@ impl Analyzer<'_, '_> {
             Kind::Code => {
                 ctx.code_given = true;
                 c.runs_code = true;
+                tag_inline_code(c);
                 c.fetched_input |= w.fetched;
                 if ctx.operand {
                     for p in paths_of(w, ctx) {
