@@ -411,7 +411,7 @@ impl Native {
                         && !has(c, "vcs-lose")
                         && under(&c.cwd, ws)
                         && ((c.read_only && git_here(c))
-                            || has(c, "build")
+                            || (has(c, "build") && !has(c, "inline-code"))
                             || (c.program == "git"
                                 && has(c, "vcs-write")
                                 && !has(c, "vcs-config")
