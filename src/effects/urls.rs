@@ -58,7 +58,10 @@ impl Fetch {
 /// Parses what a tool or a command was given as a URL.
 ///
 /// Never fails: text that is not a URL gives a `Fetch` whose host is `""`
-/// and whose url is the text. See the module docs for how text without a
+/// and whose url is the text; text written as one (`scheme://…`) that does not
+/// parse gives host `*` (any: another client may read it otherwise). An IPv6
+/// zone (`[fe80::1%25eth0]`) is dropped, and a NAT64 address (`64:ff9b::/96`)
+/// is the IPv4 address it carries. See the module docs for how text without a
 /// scheme is read.
 #[must_use]
 pub fn parse_fetch(text: &str) -> Fetch {
@@ -66,7 +69,18 @@ pub fn parse_fetch(text: &str) -> Fetch {
     let Some(candidate) = guess(trimmed) else {
         return Fetch::not_a_url(text);
     };
+    // A zone (`[fe80::1%25eth0]`) is not WHATWG syntax, but curl sends it: the
+    // address is read without it.
+    let candidate = without_zone(&candidate);
     let Ok(url) = Url::parse(&candidate) else {
+        // Written as a URL (`scheme://…`) but not one this parser reads: the
+        // program may still reach a host, which cannot be told.
+        if scheme_of(trimmed).is_some_and(|sc| trimmed[sc.len() + 1..].starts_with("//")) {
+            return Fetch {
+                host: "*".to_string(),
+                ..Fetch::not_a_url(text)
+            };
+        }
         return Fetch::not_a_url(text);
     };
     let scheme = url.scheme().to_string();
@@ -211,8 +225,30 @@ fn mask128(prefix: u8) -> u128 {
 /// IPv4-mapped IPv6 as IPv4; any other address as it is.
 fn canonical_ip(ip: IpAddr) -> IpAddr {
     match ip {
-        IpAddr::V6(a) => a.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        IpAddr::V6(a) => {
+            // NAT64's well-known prefix (RFC 6052) reaches the IPv4 address in its
+            // last 32 bits, as `::ffff:` does.
+            let bits = u128::from(a);
+            if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 {
+                return IpAddr::V4(Ipv4Addr::from((bits & 0xffff_ffff) as u32));
+            }
+            a.to_ipv4_mapped().map_or(ip, IpAddr::V4)
+        }
         IpAddr::V4(_) => ip,
+    }
+}
+
+/// The URL without an IPv6 zone in its bracketed host (`%25eth0`, `%eth0`).
+fn without_zone(url: &str) -> String {
+    let Some(open) = url.find("://[").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let Some(close) = url[open..].find(']').map(|i| open + i) else {
+        return url.to_string();
+    };
+    match url[open..close].find('%') {
+        Some(z) => format!("{}{}", &url[..open + z], &url[close..]),
+        None => url.to_string(),
     }
 }
 
@@ -772,12 +808,6 @@ mod tests {
             "C:\\Users\\x",
             "C:/x",
             "hello world",
-            "http://",
-            "http://[::1",
-            "http://exa mple.com/",
-            "http://example.com:99999/",
-            "http://%zz/",
-            "https://a\u{0}b/",
             "user@:path",
             "@",
         ] {
@@ -788,6 +818,19 @@ mod tests {
                 assert_eq!(f.port, None);
             }
             assert_eq!(url_host(text), None, "{text:?}");
+        }
+        // Written as URLs but not readable as one: another client may still
+        // reach a host, so the host is any (`*`).
+        for text in [
+            "http://",
+            "http://[::1",
+            "http://exa mple.com/",
+            "http://example.com:99999/",
+            "http://%zz/",
+            "https://a\u{0}b/",
+        ] {
+            let f = parse_fetch(text);
+            assert_eq!((f.host.as_str(), f.url.as_str()), ("*", text), "{f:?}");
         }
     }
 
@@ -893,5 +936,27 @@ mod tests {
         }
         let err = ip_in("example.com", &strings(&["10.0.0.0/8", "nope"])).unwrap_err();
         assert_eq!(err, "invalid cidr `nope`: `nope` is not an ip address");
+    }
+
+    #[test]
+    fn zones_nat64_and_unreadable_urls_name_the_host_a_program_reaches() {
+        for (text, host) in [
+            ("http://[fe80::1%25eth0]/", "fe80::1"),
+            ("http://[fe80::1%eth0]:8080/x", "fe80::1"),
+            ("http://[64:ff9b::a9fe:a9fe]/", "169.254.169.254"),
+            ("http://[64:ff9b::7f00:1]/", "127.0.0.1"),
+            ("http://[::1", "*"),
+            ("https://example.com/%zz", "example.com"),
+            ("not a url", ""),
+        ] {
+            assert_eq!(parse_fetch(text).host, host, "{text}");
+        }
+        let internal = strings(&["169.254.0.0/16", "127.0.0.0/8", "fe80::/10"]);
+        for host in ["64:ff9b::a9fe:a9fe", "[64:ff9b::7f00:1]", "fe80::1%eth0"] {
+            assert!(ip_in(host, &internal).unwrap(), "{host}");
+        }
+        assert!(!ip_in("64:ff9b::808:808", &internal).unwrap());
+        // Only the well-known prefix: `64:ff9b:1::/48` is a local one.
+        assert!(!ip_in("64:ff9b:1::a9fe:a9fe", &internal).unwrap());
     }
 }
