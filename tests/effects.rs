@@ -576,3 +576,25 @@ fn a_wrapper_that_changes_folder_runs_its_command_there() {
         assert_eq!(cat.cwd, read.rsplit_once('/').unwrap().0, "{script}");
     }
 }
+
+#[test]
+fn a_response_file_and_a_second_option_value_are_read() {
+    let reg = registry();
+    for (script, read) in [
+        ("strings @/proc/self/environ", "/proc/self/environ"),
+        ("gcc -c @args.txt", "/home/dev/project/args.txt"),
+        ("cd /etc && rustc @passwd", "/etc/passwd"),
+        ("jq -n --rawfile x /srv/key.pem '$x'", "/srv/key.pem"),
+        ("jq -n --slurpfile x /srv/a.json '$x'", "/srv/a.json"),
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            fx.reads.contains(&read.to_string()),
+            "{script}: {:?}",
+            fx.reads
+        );
+    }
+    // `@` is a response file only for the programs that read one.
+    let fx = effects(&reg, &bash("echo @/etc/passwd"));
+    assert!(fx.reads.is_empty(), "{:?}", fx.reads);
+}

@@ -175,6 +175,34 @@ const NOT_FILES: &[&str] = &[
     "/dev/tty",
     "/dev/zero",
 ];
+/// Programs that read `@FILE` operands as more arguments (GNU binutils, GCC,
+/// Clang, rustc, javac): the file is read, and its words show in their errors.
+const RESPONSE_FILE_PROGRAMS: &[&str] = &[
+    "strings",
+    "nm",
+    "objdump",
+    "readelf",
+    "size",
+    "ar",
+    "ranlib",
+    "ld",
+    "as",
+    "strip",
+    "objcopy",
+    "addr2line",
+    "c++filt",
+    "gcc",
+    "g++",
+    "cc",
+    "c++",
+    "cpp",
+    "clang",
+    "clang++",
+    "gfortran",
+    "rustc",
+    "javac",
+];
+
 /// The tag the engine gives a command whose code the call itself names: a
 /// `code` operand or option value (`make --eval`, `go test -exec`), or an
 /// option that makes the program run code (`make -f`, `cmake -E`), as against
@@ -1198,6 +1226,19 @@ impl Analyzer<'_, '_> {
         let own_program = name.contains('/') && !is_system_program(&name);
         if !name.contains('/') {
             self.evaluated_names(&base, &words[1..]);
+        }
+        if RESPONSE_FILE_PROGRAMS.contains(&base.as_str()) {
+            // `strings @FILE`, `gcc @FILE`: the words of FILE are read as
+            // arguments, and echoed in the errors.
+            for w in words[1..]
+                .iter()
+                .filter(|w| w.raw.len() > 1 && w.raw.starts_with('@'))
+            {
+                let file = w.drop_prefix(1);
+                for cwd in cwds {
+                    c.reads.push(file.to_path(cwd, self.home()));
+                }
+            }
         }
         if matches!(base.as_str(), "make" | "gmake") {
             // `make SHELL=… CC=… x`: an override that names the program a recipe runs.
