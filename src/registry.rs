@@ -928,10 +928,24 @@ impl Registry {
         let hits = |globs: &Option<crate::effects::globs::PathGlobs>, w: &str| {
             globs.as_ref().is_none_or(|g| g.matches(w).unwrap_or(true))
         };
+        // A link to a guarded place or a folder above one (`ln -s
+        // ~/.config/zero-policy cfg`) opens it to every later write through the link.
+        let links = fx
+            .commands
+            .iter()
+            .filter(|c| {
+                matches!(c.program.as_str(), "ln" | "link")
+                    || (c.program == "cp"
+                        && c.options.iter().any(|o| {
+                            matches!(o.as_str(), "--symbolic-link" | "--link" | "-s" | "-l")
+                        }))
+            })
+            .flat_map(|c| c.reads.iter());
         fx.writes
             .iter()
             .find(|w| hits(under, w))
             .or_else(|| fx.deletes.iter().find(|w| hits(above, w)))
+            .or_else(|| links.into_iter().find(|r| hits(under, r) || hits(above, r)))
             .map(String::as_str)
     }
 

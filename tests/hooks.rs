@@ -1041,6 +1041,10 @@ fn a_hook_denies_every_call_that_changes_where_its_policy_is_read_from() {
         bash(format!("ln -sfn /tmp/evil {}", link.display())),
         bash(format!("cp /tmp/evil.yaml {}/", manifests.display())),
         bash("mkdir -p ~/.config/zero-policy && touch ~/.config/zero-policy/x.yaml".into()),
+        // A link opens the folder to every later write through it.
+        bash(format!("ln -s {} {}/cfg", dir.display(), work.display())),
+        bash(format!("cp -rs {} {}/cfg", dir.display(), work.display())),
+        bash("ln -s ~/.config/zero-policy cfg".into()),
     ];
     for (tool, input) in &denied {
         let run = env.hook(
@@ -1062,6 +1066,11 @@ fn a_hook_denies_every_call_that_changes_where_its_policy_is_read_from() {
         bash(format!("cat {}/policy.yaml", dir.display())),
         bash("mkdir -p ~/.config/other".into()),
         bash(format!("echo x > {}/team2.yaml", env.root.display())),
+        bash(format!(
+            "ln -s {}/src {}/lib",
+            work.display(),
+            work.display()
+        )),
     ];
     for (tool, input) in &allowed {
         let run = env.hook(
