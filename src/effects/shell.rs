@@ -209,12 +209,6 @@ const RESPONSE_FILE_PROGRAMS: &[&str] = &[
 /// the project's own (`make`, `cargo test`).
 const INLINE_CODE: &str = "inline-code";
 
-fn tag_inline_code(c: &mut Command) {
-    if !c.tags.iter().any(|t| t == INLINE_CODE) {
-        c.tags.push(INLINE_CODE.to_string());
-    }
-}
-
 /// Whether an expansion's value is a number: `$#`, `$?`, `$$`, `$!`, `${#NAME}`
 /// or an arithmetic expansion (`$((…))`, whose own text is checked).
 fn numeric_expansion(raw: &str) -> bool {
@@ -1462,7 +1456,7 @@ impl Analyzer<'_, '_> {
             ctx.not_read_only |= opt.not_read_only;
             if opt.runs_code || opt.tags.iter().any(|t| t == "runs-code") {
                 c.runs_code = true;
-                tag_inline_code(c);
+                c.tags.push(INLINE_CODE.into());
             }
             if let Some(layout) = &opt.operands {
                 ctx.layout = Some(layout.clone());
@@ -1778,7 +1772,7 @@ impl Analyzer<'_, '_> {
             Kind::Code => {
                 ctx.code_given = true;
                 c.runs_code = true;
-                tag_inline_code(c);
+                c.tags.push(INLINE_CODE.into());
                 c.fetched_input |= w.fetched;
                 if ctx.operand {
                     for p in paths_of(w, ctx) {
