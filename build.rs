@@ -1,6 +1,8 @@
 //! Embeds the shipped command catalog: every file of `catalog/`, and the index
 //! of its entries by program name (`build/catalog_index.rs`), so that a
-//! process finds one program's entry without scanning the files.
+//! process finds one program's entry without scanning the files; and the
+//! fingerprint of the sources (`ZP_SOURCE_FINGERPRINT`), which keys the
+//! document cache so that a build never reads another build's cache.
 
 use std::error::Error;
 use std::fmt::Write as _;
@@ -63,5 +65,48 @@ fn main() -> Result<(), Box<dyn Error>> {
         PathBuf::from(std::env::var("OUT_DIR")?).join("catalog_index.rs"),
         out,
     )?;
+    println!("cargo::rerun-if-changed=src");
+    println!("cargo::rerun-if-changed=Cargo.lock");
+    let mut hash = Fnv::default();
+    hash.tree(&root.join("src"))?;
+    if let Ok(lock) = std::fs::read(root.join("Cargo.lock")) {
+        hash.write(&lock);
+    }
+    println!("cargo::rustc-env=ZP_SOURCE_FINGERPRINT={:016x}", hash.0);
     Ok(())
+}
+
+/// FNV-1a, 64 bits: enough to tell one build's sources from another's.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// Every file under `dir`, in name order, with its path.
+    fn tree(&mut self, dir: &std::path::Path) -> Result<(), Box<dyn Error>> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                self.tree(&path)?;
+            } else {
+                self.write(path.to_string_lossy().as_bytes());
+                self.write(&std::fs::read(&path)?);
+            }
+        }
+        Ok(())
+    }
 }

@@ -10,7 +10,166 @@ use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_saphyr::Spanned;
+
+/// A value with the place in its file where it was written.
+///
+/// Read from YAML, the place is the one serde-saphyr gives (the use site of an
+/// alias). Every document type also writes itself, places included, as the
+/// JSON of the document cache ([`crate::loader::cache`]), and reads that
+/// JSON back: a value is then `{"value": …, "at": [line, column, offset, len]}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spanned<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was written.
+    pub referenced: Place,
+}
+
+impl<T> Spanned<T> {
+    /// A value at a place.
+    #[must_use]
+    pub const fn new(value: T, referenced: Place) -> Self {
+        Spanned { value, referenced }
+    }
+}
+
+/// A place in a YAML file: 1-based line and column (in characters), and the
+/// byte offset and length where the reader knew them (`len` counts
+/// characters when `offset` is unknown). Line 0 is a place not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Place {
+    /// The 1-based line; 0 when not known.
+    pub line: u32,
+    /// The 1-based column, in characters.
+    pub column: u32,
+    /// The byte offset in the file, when known.
+    pub offset: Option<usize>,
+    /// The length: in bytes with `offset`, else in characters.
+    pub len: usize,
+}
+
+impl From<serde_saphyr::Location> for Place {
+    fn from(loc: serde_saphyr::Location) -> Place {
+        let span = loc.span();
+        let clamp = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        let offset = span.byte_offset().map(clamp);
+        Place {
+            line: u32::try_from(loc.line()).unwrap_or(u32::MAX),
+            column: u32::try_from(loc.column()).unwrap_or(u32::MAX),
+            offset,
+            len: match (offset, span.byte_len()) {
+                (Some(_), Some(len)) => clamp(len),
+                _ => clamp(span.len()),
+            },
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Spanned<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let p = self.referenced;
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("value", &self.value)?;
+        map.serialize_entry("at", &(p.line, p.column, p.offset, p.len))?;
+        map.end()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use std::marker::PhantomData;
+
+        struct Outer<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Outer<T> {
+            type Value = Spanned<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value")
+            }
+            fn visit_newtype_struct<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Spanned<T>, D::Error> {
+                d.deserialize_any(Fields(PhantomData))
+            }
+        }
+
+        // serde-saphyr answers the `__yaml_spanned` newtype with the map
+        // `{<marker>: true, value, referenced, defined}`; the cache's JSON is
+        // `{value, at}`.
+        struct Fields<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
+            type Value = Spanned<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a value with its place")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Spanned<T>, A::Error> {
+                let mut value = None;
+                let mut place = None;
+                while let Some(key) = a.next_key::<Field>()? {
+                    match key {
+                        Field::Value => value = Some(a.next_value::<T>()?),
+                        Field::Referenced => {
+                            place = Some(Place::from(a.next_value::<serde_saphyr::Location>()?));
+                        }
+                        Field::Defined => {
+                            a.next_value::<serde_saphyr::Location>()?;
+                        }
+                        Field::At => {
+                            let (line, column, offset, len) = a.next_value()?;
+                            place = Some(Place {
+                                line,
+                                column,
+                                offset,
+                                len,
+                            });
+                        }
+                        Field::Other => {
+                            a.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                let value = value.ok_or_else(|| serde::de::Error::missing_field("value"))?;
+                Ok(Spanned::new(value, place.unwrap_or_default()))
+            }
+        }
+
+        /// A key of either map, told without allocating.
+        enum Field {
+            Value,
+            Referenced,
+            Defined,
+            At,
+            Other,
+        }
+        impl<'de> Deserialize<'de> for Field {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+                struct V;
+                impl serde::de::Visitor<'_> for V {
+                    type Value = Field;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a field name")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Field, E> {
+                        Ok(match v {
+                            "value" => Field::Value,
+                            "referenced" => Field::Referenced,
+                            "defined" => Field::Defined,
+                            "at" => Field::At,
+                            _ => Field::Other,
+                        })
+                    }
+                }
+                d.deserialize_identifier(V)
+            }
+        }
+
+        d.deserialize_newtype_struct("__yaml_spanned", Outer(PhantomData))
+    }
+}
 
 /// A permission, ordered from the most permissive to the strictest.
 ///
@@ -234,7 +393,7 @@ pub enum OnPrompt {
 }
 
 /// One YAML file: any mix of settings, tools, servers, rules and tests.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "zero-policy document")]
 pub struct Document {
@@ -272,7 +431,7 @@ pub struct Document {
 }
 
 /// Engine-wide settings.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSettings {
     /// Deferral starts when at least this many visible tools are deferral-eligible; 0 disables it.
@@ -300,7 +459,7 @@ pub struct RawSettings {
 }
 
 /// The MCP gateway's settings.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawGateway {
     /// How a call is decided while `zero-policy.lock` exists and the upstream
@@ -311,7 +470,7 @@ pub struct RawGateway {
 }
 
 /// How paths in effects and lists are read.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPaths {
     /// What `~` and `$HOME` mean; default the host's home folder; `${env:NAME}` allowed.
@@ -341,6 +500,15 @@ enum AutoWord {
     Auto,
 }
 
+impl Serialize for CaseFolding {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CaseFolding::Auto => s.serialize_str("auto"),
+            CaseFolding::Fixed(b) => s.serialize_bool(*b),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for CaseFolding {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -364,7 +532,7 @@ impl<'de> Deserialize<'de> for CaseFolding {
 }
 
 /// The decision log: one JSON line per decision made by `hook`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLog {
     /// The file to append to: absolute, or starting with `~/` (the home folder);
@@ -388,7 +556,7 @@ pub enum LogArgs {
 }
 
 /// What agent hooks answer.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHooks {
     /// The answer for a tool that no manifest names: `allow`, `prompt` (the
@@ -398,7 +566,7 @@ pub struct RawHooks {
 }
 
 /// Extra secret detectors.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSecrets {
     /// Regular expressions; every match is replaced by `[REDACTED]`.
@@ -412,7 +580,7 @@ pub struct RawSecrets {
 }
 
 /// Declared safety of a tool.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSafety {
     /// What the tool does to the world.
@@ -427,7 +595,7 @@ pub struct RawSafety {
 }
 
 /// A tool manifest.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTool {
     /// The tool's name, unique across all files: `[A-Za-z0-9_.-]{1,128}`.
@@ -460,7 +628,7 @@ pub struct RawTool {
 
 /// How a tool's arguments map to what the call does; each value is a CEL
 /// expression over `args` and `session`, and a missing key means "none".
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEffects {
     /// A string: a shell script the call runs, analysed into commands.
@@ -487,7 +655,7 @@ pub struct RawEffects {
 }
 
 /// A reject rule: a local, deterministic refusal before permissions.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawReject {
     /// Unique across rules, relax rules and reject rules.
@@ -501,7 +669,7 @@ pub struct RawReject {
 }
 
 /// An MCP server manifest.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawServer {
     /// The server's name: `[a-z0-9][a-z0-9_-]*`, unique.
@@ -546,7 +714,7 @@ pub struct RawServer {
 }
 
 /// Safety where every field falls back to a default.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPartialSafety {
     /// What the tool does to the world.
@@ -561,7 +729,7 @@ pub struct RawPartialSafety {
 }
 
 /// Safety for the server's tools whose names match.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawOverride {
     /// Globs over the server's own tool names.
@@ -576,7 +744,7 @@ pub struct RawOverride {
 }
 
 /// A sandbox rule: it may only tighten.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRule {
     /// Unique across rules, relax rules and reject rules.
@@ -620,7 +788,7 @@ enum RelaxTarget {
 }
 
 /// A relax rule: it may only move `prompt` to `allow`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRelax {
     /// Unique across rules, relax rules and reject rules.
@@ -647,7 +815,7 @@ pub struct RawRelax {
 }
 
 /// Example calls of a rule.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawExamples {
     /// Calls the rule must match.
@@ -659,7 +827,7 @@ pub struct RawExamples {
 }
 
 /// A tool call as written in a file.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCall {
     /// The final tool name.
@@ -674,7 +842,7 @@ pub struct RawCall {
 }
 
 /// The caller's context as written in a file.
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSession {
     /// The agent's mode, e.g. `ask`, `plan`, `auto`; default `ask`.
@@ -690,7 +858,7 @@ pub struct RawSession {
 }
 
 /// A policy test.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTest {
     /// What the test checks.
@@ -703,7 +871,7 @@ pub struct RawTest {
 }
 
 /// The expected outcome of a policy test.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawExpect {
     /// The decision.
@@ -757,6 +925,21 @@ impl JsonSchema for RawList {
     }
 }
 
+impl Serialize for RawList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            RawList::Items(items) => items.serialize(s),
+            RawList::Extends { extends, add } => {
+                let mut map = s.serialize_map(Some(2))?;
+                map.serialize_entry("extends", extends)?;
+                map.serialize_entry("add", add)?;
+                map.end()
+            }
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for RawList {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -804,7 +987,7 @@ impl<'de> Deserialize<'de> for RawList {
 }
 
 /// How a program's options are spelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ParseStyle {
     /// GNU getopt: `-rf`, `-ofile`, `--long=value`, `--`.
@@ -817,7 +1000,7 @@ pub enum ParseStyle {
 }
 
 /// What a program does with its standard input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StdinKind {
     /// Runs it as code when no script or code is given.
@@ -825,7 +1008,7 @@ pub enum StdinKind {
 }
 
 /// A command specification of the catalog (`docs/catalog.md`).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCommand {
     /// The program's basename; required at the top level, absent in subcommands.
@@ -873,7 +1056,7 @@ pub struct RawCommand {
 }
 
 /// What an option is: a kind (string shorthand) or the full form.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawOptionSpec {
     /// The kind of its value; absent for a flag.
@@ -926,6 +1109,12 @@ impl JsonSchema for RawOption {
     }
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         RawOptionSchema::json_schema(generator)
+    }
+}
+
+impl Serialize for RawOption {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
     }
 }
 

@@ -1045,6 +1045,9 @@ fn a_hook_denies_every_call_that_changes_where_its_policy_is_read_from() {
         bash(format!("ln -s {} {}/cfg", dir.display(), work.display())),
         bash(format!("cp -rs {} {}/cfg", dir.display(), work.display())),
         bash("ln -s ~/.config/zero-policy cfg".into()),
+        // The document cache stands in for the policy's YAML.
+        write(home.join(".cache/zero-policy/0123.json")),
+        bash("rm -rf ~/.cache".into()),
     ];
     for (tool, input) in &denied {
         let run = env.hook(
@@ -1065,6 +1068,7 @@ fn a_hook_denies_every_call_that_changes_where_its_policy_is_read_from() {
         write(work.join("notes.txt")),
         bash(format!("cat {}/policy.yaml", dir.display())),
         bash("mkdir -p ~/.config/other".into()),
+        bash("mkdir -p ~/.cache/other".into()),
         bash(format!("echo x > {}/team2.yaml", env.root.display())),
         bash(format!(
             "ln -s {}/src {}/lib",

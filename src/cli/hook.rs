@@ -72,7 +72,7 @@ pub fn source(
 /// failure is one message.
 fn load(source: &Source, agent: &'static str) -> Result<(Policy, Registry), String> {
     let loaded = source
-        .load(crate::loader::Purpose::DecideFor(agent))
+        .load_cached(crate::loader::Purpose::DecideFor(agent))
         .map_err(|e| e.to_string())?;
     let Some(policy) = loaded.policy else {
         let errors: Vec<&crate::Diagnostic> = loaded

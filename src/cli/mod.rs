@@ -81,7 +81,9 @@ pub enum Command {
     ///
     /// The policy: the PATHs given; else $ZERO_POLICY_PATH (paths separated by `:`); else
     /// ~/.config/zero-policy/ if it exists; else the built-in default. The project's own
-    /// policies/ folder is not read: the agent can write there.
+    /// policies/ folder is not read: the agent can write there. Each file's parsed YAML is
+    /// kept in ~/.cache/zero-policy/ for the next call (ZERO_POLICY_CACHE=off turns that off;
+    /// ZERO_POLICY_CACHE=DIR moves it); no call may write there.
     ///
     /// Answers:
     ///   claude-code  permissionDecision allow | ask | deny
@@ -227,6 +229,27 @@ impl Source {
             Source::Builtin => Ok(loader::load_sources_for(crate::builtin::sources(), purpose)),
         }
     }
+
+    /// As [`Source::load`], with the document cache the environment names
+    /// ([`loader::cache`]), for a process that decides one call; the shipped
+    /// catalog's entries are read through it too.
+    ///
+    /// # Errors
+    /// As [`Source::load`].
+    pub fn load_cached(&self, purpose: loader::Purpose) -> Result<Loaded, loader::LoadError> {
+        let Some(cache) = loader::cache::Cache::from_env() else {
+            return self.load(purpose);
+        };
+        loader::catalog::use_cache(cache.clone());
+        match self {
+            Source::Paths(paths) => loader::load_paths_cached(paths, purpose, &cache),
+            Source::Builtin => Ok(loader::load_sources_cached(
+                crate::builtin::sources(),
+                purpose,
+                &cache,
+            )),
+        }
+    }
 }
 
 impl Paths {
@@ -271,7 +294,11 @@ pub fn load_files(paths: &Paths, purpose: loader::Purpose) -> Result<Loaded, loa
     if source == Source::Builtin {
         output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
     }
-    source.load(purpose)
+    if purpose.decides() {
+        source.load_cached(purpose)
+    } else {
+        source.load(purpose)
+    }
 }
 
 /// Loads and builds a registry; on load errors prints the diagnostics and returns 2.

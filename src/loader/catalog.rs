@@ -43,6 +43,16 @@ static SHIPPED: LazyLock<Shipped> = LazyLock::new(|| {
     }
 });
 
+/// The document cache the shipped catalog's units are read through, once a
+/// process that decides one call names it ([`use_cache`]).
+static CACHE: std::sync::OnceLock<super::cache::Cache> = std::sync::OnceLock::new();
+
+/// Reads the shipped catalog's units through `cache` from now on (their texts
+/// are the binary's own, so no other user could have written them).
+pub fn use_cache(cache: super::cache::Cache) {
+    let _ = CACHE.set(cache);
+}
+
 /// Compiles one unit of the shipped files on its own.
 type Compiled = (
     Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>,
@@ -64,7 +74,7 @@ fn compile_unit(index: usize) -> Compiled {
         ..Builder::default()
     };
     let file = SourceFile::new(Path::new(name), doc);
-    if let Some(parsed) = b.parse(&file) {
+    if let Some(parsed) = b.parse(&file, CACHE.get()) {
         for c in &parsed.commands {
             b.command(&file, c);
         }

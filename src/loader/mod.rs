@@ -4,6 +4,7 @@
 //! collects them all rather than stopping at the first. A policy is returned
 //! only when there is no error.
 
+pub mod cache;
 pub mod catalog;
 mod checks;
 mod commands;
@@ -22,14 +23,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::policy::NameGlobs;
-use serde_saphyr::Spanned;
 
 use crate::call::{Call, Session};
 use crate::cel::{CelEnv, ExprErrorKind, PatternCache};
 use crate::diagnostic::{Code, Diagnostic, Location, SourceFile, Span};
 use crate::model::{
-    Decision, Document, Permission, RawCall, RawEffects, RawExamples, RawPartialSafety, RawRule,
-    RawSafety, RawServer, RawSettings, RawTool, SideEffect, Transport,
+    Decision, Document, Permission, Place, RawCall, RawEffects, RawExamples, RawPartialSafety,
+    RawRule, RawSafety, RawServer, RawSettings, RawTool, SideEffect, Spanned, Transport,
 };
 use crate::policy::{
     EnvString, Example, Origin, Override, Policy, Rule, RuleKind, Safety, ServerDef, Settings,
@@ -44,7 +44,7 @@ const MAX_NODES: usize = 200_000;
 /// Deepest nesting of mappings and sequences in one file.
 const MAX_YAML_DEPTH: usize = 64;
 
-pub use read::{MAX_FILE_BYTES, find_files, read_capped, read_file};
+pub use read::{MAX_FILE_BYTES, find_files, read_capped, read_file, read_file_owned};
 
 /// A path as shown in a message: control and invisible characters escaped.
 fn shown(p: &Path) -> String {
@@ -143,9 +143,10 @@ pub struct Loaded {
 
 /// The places a policy read from `paths` comes from, or could come from on
 /// the next call: the paths themselves (a file added to a folder given joins
-/// the policy), their lock, each entry of `$ZERO_POLICY_PATH`, and
-/// `~/.config/zero-policy` (where a hook given no paths looks). Registries
-/// guard them ([`crate::Registry::guard`]).
+/// the policy), their lock, each entry of `$ZERO_POLICY_PATH`,
+/// `~/.config/zero-policy` (where a hook given no paths looks), and the
+/// document cache ([`cache::folder`]), which stands in for the files' YAML.
+/// Registries guard them ([`crate::Registry::guard`]).
 #[must_use]
 pub fn policy_places(paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = paths.to_vec();
@@ -158,6 +159,7 @@ pub fn policy_places(paths: &[PathBuf]) -> Vec<PathBuf> {
     if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         out.push(PathBuf::from(home).join(".config/zero-policy"));
     }
+    out.extend(cache::folder());
     out
 }
 
@@ -212,6 +214,26 @@ pub fn load_paths_for(paths: &[PathBuf], purpose: Purpose) -> Result<Loaded, Loa
     Ok(load_sources_for(sources, purpose))
 }
 
+/// Reads and loads files and folders for `purpose`, reading each file's YAML
+/// from `cache` where it holds it and keeping it there otherwise. Only files
+/// owned by the user running the process are cached ([`cache`]).
+///
+/// # Errors
+/// As [`load_paths_for`].
+pub fn load_paths_cached(
+    paths: &[PathBuf],
+    purpose: Purpose,
+    cache: &cache::Cache,
+) -> Result<Loaded, LoadError> {
+    let files = find_files(paths)?;
+    let mut sources = Vec::new();
+    for f in files {
+        let (text, mine) = read_file_owned(&f)?;
+        sources.push((SourceFile::new(&f, text), mine));
+    }
+    Ok(load(sources, purpose, Some(cache)))
+}
+
 /// Loads in-memory sources (used by tests and benchmarks too).
 #[must_use]
 pub fn load_sources(files: Vec<SourceFile>) -> Loaded {
@@ -221,15 +243,42 @@ pub fn load_sources(files: Vec<SourceFile>) -> Loaded {
 /// Loads in-memory sources for `purpose`.
 #[must_use]
 pub fn load_sources_for(files: Vec<SourceFile>, purpose: Purpose) -> Loaded {
+    load(
+        files.into_iter().map(|f| (f, false)).collect(),
+        purpose,
+        None,
+    )
+}
+
+/// Loads in-memory sources for `purpose`, each file's YAML kept in `cache`
+/// (the built-in default: texts no other user could have written).
+#[must_use]
+pub fn load_sources_cached(
+    files: Vec<SourceFile>,
+    purpose: Purpose,
+    cache: &cache::Cache,
+) -> Loaded {
+    let files = files.into_iter().map(|f| (f, true)).collect();
+    load(files, purpose, Some(cache))
+}
+
+/// Loads sources, each with whether `cache` may stand in for its YAML.
+fn load(
+    sources: Vec<(SourceFile, bool)>,
+    purpose: Purpose,
+    cache: Option<&cache::Cache>,
+) -> Loaded {
     let mut b = Builder {
         purpose,
         ..Builder::default()
     };
     let mut docs = Vec::new();
-    for file in &files {
-        if let Some(doc) = b.parse(file) {
+    let mut files = Vec::with_capacity(sources.len());
+    for (file, cacheable) in sources {
+        if let Some(doc) = b.parse(&file, cache.filter(|_| cacheable)) {
             docs.push((file.clone(), doc));
         }
+        files.push(file);
     }
     // Settings and lists first: every rule of every file may use them.
     for (file, doc) in &docs {
@@ -266,6 +315,29 @@ pub fn load_sources_for(files: Vec<SourceFile>, purpose: Purpose) -> Loaded {
     }
 }
 
+/// Reads one document's YAML, as every load does: a budget of aliases, nodes
+/// and depth, tags refused, YAML 1.2 booleans.
+///
+/// # Errors
+/// The text is not YAML, or not a document of this format.
+pub fn read_document(text: &str) -> Result<Document, serde_saphyr::Error> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_aliases: MAX_ALIASES,
+            max_nodes: MAX_NODES,
+            max_depth: MAX_YAML_DEPTH,
+        },
+        with_snippet: false,
+        // A tag (`!!python/object`, `!custom`) means something to other readers:
+        // refused with a word rather than ignored.
+        reject_unsupported_tags: true,
+        reject_tagged_field_names: true,
+        // YAML 1.2 booleans only: a parameter named `n`, `y`, `on` or `no` stays a string.
+        strict_booleans: true,
+    };
+    serde_saphyr::from_str_with_options::<Document>(text, options)
+}
+
 #[derive(Default)]
 struct Builder {
     diags: Vec<Diagnostic>,
@@ -292,13 +364,12 @@ struct Builder {
 }
 
 /// The byte span of a spanned value.
-fn span_of(file: &SourceFile, loc: &serde_saphyr::Location) -> Span {
-    let s = loc.span();
-    let offset = match s.byte_offset() {
-        Some(b) => b as usize,
-        None => file.offset_of(loc.line() as usize, loc.column() as usize),
+fn span_of(file: &SourceFile, place: &Place) -> Span {
+    let offset = match place.offset {
+        Some(b) => b,
+        None => file.offset_of(place.line as usize, place.column as usize),
     };
-    let len = s.byte_len().map_or(s.len() as usize, |l| l as usize);
+    let len = place.len;
     Span {
         offset: offset.min(file.text.len()),
         len: len.min(file.text.len().saturating_sub(offset)),
@@ -572,31 +643,45 @@ fn top_level_lines(text: &str) -> Option<impl Iterator<Item = Line<'_>>> {
 }
 
 impl Builder {
-    fn parse(&mut self, file: &SourceFile) -> Option<Document> {
+    fn parse(&mut self, file: &SourceFile, cache: Option<&cache::Cache>) -> Option<Document> {
+        let kept = cache.and_then(|c| c.get(&file.text));
+        // With a cache, the scans are kept with the document (a miss makes both).
+        let scans = match (&kept, cache) {
+            (Some(k), _) => Some(k.scans.clone()),
+            (None, Some(_)) => Some(cache::Scans {
+                tests_only: holds_only_tests(&file.text),
+                tools_of: holds_only_tools_of(&file.text).map(str::to_string),
+            }),
+            (None, None) => None,
+        };
         // A process that decides calls never runs the tests; a hook never
         // looks at another agent's tools.
-        if self.purpose.decides() && holds_only_tests(&file.text) {
-            return None;
-        }
-        if let Purpose::DecideFor(agent) = self.purpose
-            && holds_only_tools_of(&file.text).is_some_and(|a| a != agent)
-        {
-            return None;
-        }
-        let options = serde_saphyr::options! {
-            budget: serde_saphyr::budget! {
-                max_aliases: MAX_ALIASES,
-                max_nodes: MAX_NODES,
-                max_depth: MAX_YAML_DEPTH,
-            },
-            with_snippet: false,
-            // A tag (`!!python/object`, `!custom`) means something to other readers:
-            // refused with a word rather than ignored.
-            reject_unsupported_tags: true,
-            reject_tagged_field_names: true,
-            // YAML 1.2 booleans only: a parameter named `n`, `y`, `on` or `no` stays a string.
-            strict_booleans: true,
+        let tests_only = || {
+            scans
+                .as_ref()
+                .map_or_else(|| holds_only_tests(&file.text), |s| s.tests_only)
         };
+        let skipped = (self.purpose.decides() && tests_only())
+            || match (self.purpose, &scans) {
+                (Purpose::DecideFor(agent), Some(s)) => {
+                    s.tools_of.as_deref().is_some_and(|a| a != agent)
+                }
+                (Purpose::DecideFor(agent), None) => {
+                    holds_only_tools_of(&file.text).is_some_and(|a| a != agent)
+                }
+                _ => false,
+            };
+        if skipped {
+            // The next load skips it from the entry, without scanning.
+            if let (Some(c), Some(s), None) = (cache, &scans, &kept) {
+                c.put(&file.text, s, None);
+            }
+            return None;
+        }
+        // An entry is written only for a document read without error.
+        if let Some(doc) = kept.and_then(|k| k.document()) {
+            return Some(doc);
+        }
         // `!!binary` is a tag the YAML reader knows and decodes silently into a
         // string field: refused like the unknown ones.
         if let Some(offset) = binary_tag(&file.text) {
@@ -613,8 +698,13 @@ impl Builder {
             );
             return None;
         }
-        match serde_saphyr::from_str_with_options::<Document>(&file.text, options) {
-            Ok(doc) => Some(doc),
+        match read_document(&file.text) {
+            Ok(doc) => {
+                if let (Some(c), Some(scans)) = (cache, &scans) {
+                    c.put(&file.text, scans, Some(&doc));
+                }
+                Some(doc)
+            }
             Err(err) => {
                 self.diags.push(yaml_diagnostic(file, &err));
                 None

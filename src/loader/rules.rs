@@ -146,7 +146,7 @@ impl Builder {
         description: Option<String>,
         examples: Vec<Example>,
     ) {
-        let default_tools = [Spanned::new("*".to_string(), id.referenced, id.defined)];
+        let default_tools = [Spanned::new("*".to_string(), id.referenced)];
         let patterns: Vec<&Spanned<String>> = match tools {
             Some(t) => t.iter().collect(),
             None => default_tools.iter().collect(),

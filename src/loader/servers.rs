@@ -96,11 +96,7 @@ impl Builder {
             // zero duration marks "use settings.connect_timeout" and is resolved in cross_checks.
             None => Duration::ZERO,
         };
-        let default_include = [Spanned::new(
-            "*".to_string(),
-            raw.name.referenced,
-            raw.name.defined,
-        )];
+        let default_include = [Spanned::new("*".to_string(), raw.name.referenced)];
         let include_src: Vec<&Spanned<String>> = match &raw.include {
             Some(v) => v.iter().collect(),
             None => default_include.iter().collect(),

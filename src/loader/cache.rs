@@ -1,0 +1,281 @@
+//! The document cache: a file's parsed YAML, kept as JSON, for processes that
+//! decide one call (`hook`, `explain`).
+//!
+//! Reading YAML is half of what a hook call costs. A file's [`Document`] is a
+//! function of its text alone (and so is what the loader's line scans find in
+//! it, [`Scans`]), so both are kept under the SHA-256 of that text
+//! (and of this build's sources: another build never reads it) in
+//! `$ZERO_POLICY_CACHE`, else `$XDG_CACHE_HOME/zero-policy`, else
+//! `~/.cache/zero-policy`. `ZERO_POLICY_CACHE=off` turns it off. Every check
+//! of the loader still runs on the document; only the YAML reading is saved.
+//!
+//! Whoever can write the cache decides what the hook reads, as whoever can
+//! write the policy does. So the cache is trusted exactly as far as the files
+//! it stands for:
+//! - an entry is read or written only for a file owned by the user running
+//!   the process (or for the built-in default, which
+//!   `~/.config/zero-policy/` would replace anyway), so a policy owned by
+//!   root, say, is always read from its YAML;
+//! - the cache folder and the entry must be owned by that user, not
+//!   writable by group or others, and not symbolic links;
+//! - the folder is one of the places a registry guards
+//!   ([`super::policy_places`]): a call that writes there is denied.
+//!
+//! Anything unexpected (a missing, unreadable, foreign or malformed entry)
+//! means the YAML is read, as without a cache; a cache that cannot be written
+//! costs only time. Nothing here can fail a load.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::model::Document;
+
+/// The variable that moves the cache (`off` turns it off).
+pub const CACHE_VAR: &str = "ZERO_POLICY_CACHE";
+
+/// Largest entry read, in bytes (an entry is about twice its YAML).
+const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Entries kept; past this, the least recently written are removed when one is added.
+const MAX_ENTRIES: usize = 256;
+
+/// Ties an entry to this build: its version and the fingerprint of its sources.
+const BUILD: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "/",
+    env!("ZP_SOURCE_FINGERPRINT"),
+    "\n"
+);
+
+/// The cache folder, from the environment; `None` when turned off or when
+/// neither a variable nor a home folder names one (or not on Unix).
+#[must_use]
+pub fn folder() -> Option<PathBuf> {
+    if !cfg!(unix) {
+        return None;
+    }
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    if let Some(v) = std::env::var_os(CACHE_VAR).filter(|v| !v.is_empty()) {
+        // A relative folder would move with the agent's working folder: not used.
+        return if v == "off" { None } else { absolute(v) };
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").and_then(absolute) {
+        return Some(dir.join("zero-policy"));
+    }
+    std::env::var_os("HOME")
+        .and_then(absolute)
+        .map(|home| home.join(".cache/zero-policy"))
+}
+
+/// The document cache of one process.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    dir: PathBuf,
+}
+
+impl Cache {
+    /// The cache in `dir` (which need not exist yet).
+    #[must_use]
+    pub fn new(dir: PathBuf) -> Cache {
+        Cache { dir }
+    }
+
+    /// The cache the environment names ([`folder`]), if any.
+    #[must_use]
+    pub fn from_env() -> Option<Cache> {
+        folder().map(Cache::new)
+    }
+
+    /// Where the entry for `text` is.
+    #[must_use]
+    pub fn entry(&self, text: &str) -> PathBuf {
+        let mut h = Sha256::new();
+        h.update(BUILD.as_bytes());
+        h.update(text.as_bytes());
+        let digest = h.finalize();
+        let mut name = String::with_capacity(69);
+        for b in digest {
+            name.push_str(&format!("{b:02x}"));
+        }
+        name.push_str(".json");
+        self.dir.join(name)
+    }
+
+    /// What is kept for `text`, if a trusted entry holds it.
+    #[must_use]
+    pub fn get(&self, text: &str) -> Option<Kept> {
+        if !trusted_folder(&self.dir) {
+            return None;
+        }
+        let bytes = read_trusted(&self.entry(text))?;
+        let end = bytes.iter().position(|b| *b == b'\n')?;
+        let scans = serde_json::from_slice(&bytes[..end]).ok()?;
+        Some(Kept {
+            scans,
+            bytes,
+            start: end + 1,
+        })
+    }
+
+    /// Keeps what the loader found in `text`: the scans, and the document if
+    /// it was read (a file the load skipped has none); a failure is ignored.
+    pub fn put(&self, text: &str, scans: &Scans, doc: Option<&Document>) {
+        let Ok(mut json) = serde_json::to_vec(scans) else {
+            return;
+        };
+        json.push(b'\n');
+        if let Some(doc) = doc
+            && serde_json::to_writer(&mut json, doc).is_err()
+        {
+            return;
+        }
+        if make_folder(&self.dir) && trusted_folder(&self.dir) {
+            write_entry(&self.entry(text), &json);
+            prune(&self.dir);
+        }
+    }
+}
+
+/// What the loader's line scans found in a text before any YAML was read
+/// (`holds_only_tests`, `holds_only_tools_of`): kept on the first line of an
+/// entry, so a file a load skips is skipped without reading its document.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Scans {
+    /// The text holds nothing but `version: 1` and `tests:`.
+    pub tests_only: bool,
+    /// The text holds nothing but one agent's tools: that agent.
+    pub tools_of: Option<String>,
+}
+
+/// An entry read: the scans, and the document, read when asked for.
+#[derive(Debug)]
+pub struct Kept {
+    /// The scans of the text.
+    pub scans: Scans,
+    bytes: Vec<u8>,
+    start: usize,
+}
+
+impl Kept {
+    /// The document, if the entry holds one and its JSON reads as one.
+    #[must_use]
+    pub fn document(&self) -> Option<Document> {
+        let json = self.bytes.get(self.start..).filter(|j| !j.is_empty())?;
+        serde_json::from_slice(json).ok()
+    }
+}
+
+/// Whether the file `meta` describes belongs to the user running this process.
+#[must_use]
+pub fn owned_by_me(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.uid() == nix::unistd::geteuid().as_raw()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// Owned by this user, and writable by nobody else.
+fn private(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        owned_by_me(meta) && meta.mode() & 0o022 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// The folder is a real folder (not a link), private to this user.
+fn trusted_folder(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && private(&m))
+}
+
+/// Reads a private regular file, never through a link and never blocking.
+fn read_trusted(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || !private(&meta) || meta.len() > MAX_ENTRY_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_ENTRY_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+/// Creates the folder (and its parents) readable by its owner only.
+fn make_folder(dir: &Path) -> bool {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).is_ok()
+}
+
+/// Writes the entry whole: a private temporary file beside it, then a rename,
+/// so a reader sees the old entry, none, or the new one.
+fn write_entry(path: &Path, json: &[u8]) {
+    use std::io::Write;
+    let Some(dir) = path.parent() else { return };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = dir.join(format!(".tmp-{}-{nanos}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    let Ok(mut file) = options.open(&tmp) else {
+        return;
+    };
+    let written = file.write_all(json).is_ok() && file.flush().is_ok();
+    drop(file);
+    if !written || std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// Past [`MAX_ENTRIES`] entries, removes the least recently written down to half.
+fn prune(dir: &Path) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<(std::time::SystemTime, PathBuf)> = read
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| {
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, e.path()))
+        })
+        .collect();
+    if entries.len() <= MAX_ENTRIES {
+        return;
+    }
+    entries.sort();
+    for (_, path) in &entries[..entries.len() - MAX_ENTRIES / 2] {
+        let _ = std::fs::remove_file(path);
+    }
+}
