@@ -398,7 +398,7 @@ pub struct Policy {
     /// The CEL environment the rules were compiled with.
     pub cel: CelEnv,
     /// The named lists (`lists.NAME`), extensions resolved and `~/` expanded.
-    pub lists: BTreeMap<String, Vec<String>>,
+    pub lists: std::sync::Arc<BTreeMap<String, Vec<String>>>,
     /// Additions to the command catalog, with their aliases.
     pub commands: Vec<(Arc<Spec>, Vec<String>)>,
 }

@@ -21,7 +21,7 @@ use zero_policy::cel::{CelEnv, CompileCtx, PatternCache, Scope, Vars};
 
 static ENV: LazyLock<CelEnv> = LazyLock::new(CelEnv::new);
 
-static LISTS: LazyLock<BTreeMap<String, Vec<String>>> = LazyLock::new(|| {
+static LISTS: LazyLock<std::sync::Arc<BTreeMap<String, Vec<String>>>> = LazyLock::new(|| {
     let mut m = BTreeMap::new();
     m.insert(
         "creds".into(),
@@ -36,7 +36,7 @@ static LISTS: LazyLock<BTreeMap<String, Vec<String>>> = LazyLock::new(|| {
         vec!["10.0.0.0/8".into(), "127.0.0.0/8".into()],
     );
     m.insert("empty".into(), vec![]);
-    m
+    std::sync::Arc::new(m)
 });
 
 /// Exact equality of two CEL values: same kinds, floats by bits.

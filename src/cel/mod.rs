@@ -30,7 +30,7 @@ pub const VARIABLES: &[&str] = &["tool", "args", "session", "call", "lists"];
 #[derive(Debug, Clone, Copy)]
 pub struct CompileCtx<'a> {
     /// The named lists, for `lists.NAME`.
-    pub lists: &'a std::collections::BTreeMap<String, Vec<String>>,
+    pub lists: &'a Arc<std::collections::BTreeMap<String, Vec<String>>>,
     /// Whether `call` may be read (rules: yes; effect expressions: no).
     pub allow_call: bool,
     /// Whether path globs ignore case.
@@ -145,7 +145,7 @@ pub struct Expression {
     /// The lists it names.
     pub lists: Vec<String>,
     /// The lists the cost estimate reads, for estimating again at run time.
-    list_sizes: std::collections::BTreeMap<String, Vec<String>>,
+    list_sizes: Arc<std::collections::BTreeMap<String, Vec<String>>>,
     /// The planned form, or why the `cel` crate evaluates it instead.
     plan: Result<plan::Plan, String>,
 }
@@ -470,13 +470,16 @@ impl CelEnv {
             errors.sort_by_key(|e| (e.start, e.end));
             return Err(errors);
         }
+        // Shared with every expression that reads the whole of `lists`.
         let list_sizes = if walk.idents.iter().any(|(n, _)| n == "lists") {
-            cx.lists.clone()
+            Arc::clone(cx.lists)
         } else {
-            walk.list_reads
-                .iter()
-                .filter_map(|(n, _, _)| cx.lists.get(n).map(|l| (n.clone(), l.clone())))
-                .collect()
+            Arc::new(
+                walk.list_reads
+                    .iter()
+                    .filter_map(|(n, _, _)| cx.lists.get(n).map(|l| (n.clone(), l.clone())))
+                    .collect(),
+            )
         };
         let arg_keys = walk.arg_reads.iter().map(|(k, _, _)| k.clone()).collect();
         let plan = plan::plan(

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use super::*;
 
-static NO_LISTS: std::sync::LazyLock<std::collections::BTreeMap<String, Vec<String>>> =
-    std::sync::LazyLock::new(Default::default);
+static NO_LISTS: std::sync::LazyLock<
+    std::sync::Arc<std::collections::BTreeMap<String, Vec<String>>>,
+> = std::sync::LazyLock::new(|| std::sync::Arc::new(std::collections::BTreeMap::new()));
 
 fn cx() -> CompileCtx<'static> {
     CompileCtx {

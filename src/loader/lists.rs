@@ -99,7 +99,7 @@ impl Builder {
                     None => i,
                 })
                 .collect();
-            self.lists.insert(name.clone(), items);
+            std::sync::Arc::make_mut(&mut self.lists).insert(name.clone(), items);
         }
     }
 }

@@ -352,7 +352,7 @@ struct Builder {
     ids: HashMap<String, Origin>,
     /// Tool names by (agent, name): unique within an agent.
     tool_names: HashMap<(Option<String>, String), Origin>,
-    lists: BTreeMap<String, Vec<String>>,
+    lists: Arc<BTreeMap<String, Vec<String>>>,
     commands: Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>,
     command_names: HashMap<String, Origin>,
     /// The agent of the document being read.
