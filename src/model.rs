@@ -1038,6 +1038,11 @@ pub struct RawCommand {
     /// Subcommand names match case-insensitively.
     #[serde(default)]
     pub ignore_case: Option<bool>,
+    /// The first operand selects a subcommand only when it names one; any
+    /// other is read with the rest as `operands` says (`npm run SCRIPT`, where
+    /// the subcommand `env` is npm's own script).
+    #[serde(default)]
+    pub subcommand_optional: Option<bool>,
     /// The first word may be short options without a dash (`tar czf A`, `ar rcs`).
     #[serde(default)]
     pub traditional: Option<bool>,

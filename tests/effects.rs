@@ -532,6 +532,9 @@ fn code_a_build_tool_is_given_in_the_call_is_not_its_projects_own() {
         "cmake -E remove_directory /home/dev",
         "cargo --config 'build.rustc-wrapper=\"/tmp/x\"' build",
         "python3 -c 'print(1)'",
+        "mvn -Dexec.executable=id exec:exec",
+        "mvn -q com.example:plugin:1.0:run",
+        "mvn \"$GOAL\"",
     ] {
         assert!(tagged(script), "{script} names its code");
     }
@@ -542,6 +545,7 @@ fn code_a_build_tool_is_given_in_the_call_is_not_its_projects_own() {
         "cargo test",
         "go test ./...",
         "npm test",
+        "mvn -q clean package",
     ] {
         assert!(!tagged(script), "{script} runs the project's own code");
     }
@@ -597,4 +601,45 @@ fn a_response_file_and_a_second_option_value_are_read() {
     // `@` is a response file only for the programs that read one.
     let fx = effects(&reg, &bash("echo @/etc/passwd"));
     assert!(fx.reads.is_empty(), "{:?}", fx.reads);
+}
+
+#[test]
+fn an_optional_subcommand_is_chosen_only_by_its_name() {
+    let reg = registry();
+    // npm's and Yarn's own `env` script prints the environment.
+    for script in [
+        "npm run env",
+        "npm run-script -s env",
+        "npm run env -- --json",
+        "yarn run env",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        let c = &fx.commands[0];
+        assert!(
+            c.tags.contains(&"credentials".to_string()),
+            "{script}: {c:?}"
+        );
+        assert!(c.subcommand.ends_with(" env"), "{script}: {}", c.subcommand);
+        assert!(fx.exact, "{script}");
+    }
+    // Any other script is the project's own, read as the operands say.
+    for script in [
+        "npm run build",
+        "npm run test -- --watch",
+        "yarn run lint",
+        "npm run",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        let c = &fx.commands[0];
+        assert!(
+            !c.tags.contains(&"credentials".to_string()),
+            "{script}: {c:?}"
+        );
+        assert_eq!(c.subcommand, "run", "{script}");
+        assert!(c.tags.contains(&"build".to_string()), "{script}: {c:?}");
+        assert!(fx.exact, "{script}");
+    }
+    // A name not known before the command runs could be `env`.
+    let fx = effects(&reg, &bash("npm run \"$SCRIPT\""));
+    assert!(!fx.exact);
 }

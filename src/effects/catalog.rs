@@ -150,6 +150,8 @@ pub struct Spec {
     pub permute: bool,
     /// Subcommands match case-insensitively.
     pub ignore_case: bool,
+    /// An operand that names no subcommand is an operand (`npm run SCRIPT`).
+    pub subcommand_optional: bool,
     /// The first word may be a bundle of short options without a dash.
     pub traditional: bool,
     /// The options.
@@ -332,6 +334,7 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
                     .any(|s| s.kind.takes_rest() || s.kind == Kind::Code)
         }),
         ignore_case: raw.ignore_case.unwrap_or(false),
+        subcommand_optional: raw.subcommand_optional.unwrap_or(false),
         traditional: raw.traditional.unwrap_or(false),
         stdin_code: raw.stdin == Some(StdinKind::Code),
         operands,

@@ -1,10 +1,33 @@
 //! Readers for the small languages some text tools take as an operand: a `sed`
-//! script and an `awk` program.
+//! script, an `awk` program, and a pager's initial command (`less +CMD`).
 //!
 //! Each reader answers one question: is this text *plain*, so that it can only
 //! read the tool's input files and print? Anything it does not recognise is not
 //! plain: the command then runs code no rule can see, as any other program text
 //! does. So a reader may be wrong only toward caution.
+
+/// Whether a pager's initial command (`less +G`, `less +/TODO`; the word
+/// with its `+` or `++`) only moves or searches. less reads it as keystrokes,
+/// and under a terminal (which some agents give their shell) `!` runs a shell
+/// command, `|` pipes to one, `v` opens an editor and `s` saves to a file; a
+/// newline ends a search and starts another command. So a search is plain only
+/// without `!`, `|` or control characters, and anything else only when it is a
+/// number and a movement (`+50`, `+G`, `+F`, `+20%`).
+#[must_use]
+pub fn pager_command_is_plain(word: &str) -> bool {
+    let cmd = word
+        .strip_prefix("++")
+        .or_else(|| word.strip_prefix('+'))
+        .unwrap_or(word);
+    match cmd.strip_prefix(['/', '?']) {
+        Some(search) => !search
+            .chars()
+            .any(|c| c == '!' || c == '|' || c.is_control()),
+        None => cmd
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, 'g' | 'G' | 'F' | 'p' | '%')),
+    }
+}
 
 /// Whether a sed script only reads its input and prints: no `w`/`W` (write a
 /// file), `r`/`R` (read one), `e` (run a command), and no `s` flag `w` or `e`.
@@ -343,6 +366,39 @@ mod tests {
             "{print |& \"cat\"}",
         ] {
             assert!(!awk_is_plain(p), "{p:?} is not plain");
+        }
+    }
+
+    #[test]
+    fn pager_commands_that_only_move_or_search() {
+        for w in [
+            "+",
+            "+G",
+            "+g",
+            "+50",
+            "++G",
+            "+F",
+            "+20%",
+            "+/TODO",
+            "+?fn main",
+            "+/a.*b",
+        ] {
+            assert!(pager_command_is_plain(w), "{w:?} is plain");
+        }
+        for w in [
+            "+!id",
+            "++!id",
+            "+|id",
+            "+v",
+            "+s /tmp/out",
+            "+:e /etc/passwd",
+            "+/x\n!id",
+            "+/x|y",
+            "+/!x",
+            "+Gv",
+            "+E",
+        ] {
+            assert!(!pager_command_is_plain(w), "{w:?} is not plain");
         }
     }
 }

@@ -1480,7 +1480,15 @@ impl Analyzer<'_, '_> {
         for (_, words) in &parsed.commands {
             nested.push(Nested::Command(words.clone()));
         }
-        if !spec.subcommands.is_empty() {
+        // With optional subcommands, a literal first operand that names none
+        // is an operand; one not known here could name any, so it is unknown.
+        let selects = |first: &Word| {
+            !spec.subcommand_optional
+                || first
+                    .literal()
+                    .is_none_or(|n| spec.subcommand(&n).is_some())
+        };
+        if !spec.subcommands.is_empty() && parsed.operands.first().is_none_or(selects) {
             let Some((first, rest)) = parsed.operands.split_first() else {
                 for (kind, v) in values {
                     self.apply_kind(kind, &v, c, ctx, nested, reasons);
@@ -1873,6 +1881,33 @@ impl Analyzer<'_, '_> {
                     }) =>
             {
                 c.tags.push("credentials".into());
+            }
+            // A pager's `+CMD` runs when a file opens: less's `+!CMD` runs a shell
+            // command. A word not known here could be any command.
+            "less" | "more" | "most" => {
+                for w in operands.iter().filter(|w| w.lit_prefix().starts_with('+')) {
+                    match w.literal() {
+                        Some(cmd) if programs::pager_command_is_plain(&cmd) => {}
+                        Some(_) => c.runs_code = true,
+                        None => {
+                            c.runs_code = true;
+                            reasons.push(format!(
+                                "the command given to `{}` is not literal",
+                                c.program
+                            ));
+                        }
+                    }
+                }
+            }
+            // A Maven goal written `PREFIX:GOAL` (`exec:exec`, `org.x:y:1.0:run`)
+            // runs a plugin the call chooses, not the project's own build;
+            // `-Dexec.executable=…` then names what it runs.
+            "mvn" | "mvnw" | "mvnd"
+                if operands
+                    .iter()
+                    .any(|w| w.literal().is_none_or(|g| g.contains(':'))) =>
+            {
+                c.tags.push(INLINE_CODE.into());
             }
             // jq's `env` and `$ENV` are the environment.
             "jq" | "gojq" | "jaq" if operands.iter().any(|w| mentions_env(&w.raw)) => {
