@@ -65,12 +65,17 @@ fn main() -> Result<(), Box<dyn Error>> {
         PathBuf::from(std::env::var("OUT_DIR")?).join("catalog_index.rs"),
         out,
     )?;
-    println!("cargo::rerun-if-changed=src");
-    println!("cargo::rerun-if-changed=Cargo.lock");
+    // Whatever changes how a text is read: the sources, the build, and the
+    // crates and features it is built with.
     let mut hash = Fnv::default();
-    hash.tree(&root.join("src"))?;
-    if let Ok(lock) = std::fs::read(root.join("Cargo.lock")) {
-        hash.write(&lock);
+    for input in ["src", "build", "build.rs", "Cargo.toml", "Cargo.lock"] {
+        println!("cargo::rerun-if-changed={input}");
+        let path = root.join(input);
+        if path.is_dir() {
+            hash.tree(&path)?;
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            hash.write(&bytes);
+        }
     }
     println!("cargo::rustc-env=ZP_SOURCE_FINGERPRINT={:016x}", hash.0);
     Ok(())

@@ -183,6 +183,13 @@ fn an_entry_is_read_back_only_from_a_private_folder_and_file() {
     std::os::unix::fs::symlink(&real, &entry).unwrap();
     assert!(cache.get(text).is_none());
     std::fs::remove_file(&entry).unwrap();
+    // Nor is an entry with a second name.
+    std::fs::rename(&real, &entry).unwrap();
+    assert!(cache.get(text).is_some());
+    std::fs::hard_link(&entry, scratch.0.join("second-name")).unwrap();
+    assert!(cache.get(text).is_none());
+    std::fs::remove_file(scratch.0.join("second-name")).unwrap();
+    std::fs::remove_file(&entry).unwrap();
 
     // A malformed entry is not read, and the next put replaces it.
     std::fs::write(&entry, b"{\"version\": ").unwrap();
@@ -192,8 +199,43 @@ fn an_entry_is_read_back_only_from_a_private_folder_and_file() {
     assert!(cache.get(text).unwrap().document().is_some());
 }
 
+#[test]
+fn pruning_removes_old_entries_and_nothing_else() {
+    let scratch = Scratch::new("prune");
+    let dir = scratch.0.join("shared");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A folder the user also keeps files in, named like entries or not.
+    for name in ["notes.json", "a.json", ".tmp-mine", "0123.json"] {
+        std::fs::write(dir.join(name), "{}").unwrap();
+    }
+    for k in 0..1100 {
+        std::fs::write(dir.join(format!("{k:064x}.json")), "").unwrap();
+    }
+    let cache = Cache::new(dir.clone());
+    let text = "version: 1\n";
+    let scans = Scans {
+        tests_only: false,
+        tools_of: None,
+    };
+    cache.put(text, &scans, Some(&loader::read_document(text).unwrap()));
+    let left: Vec<String> = entries(&dir)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for name in ["notes.json", "a.json", ".tmp-mine", "0123.json"] {
+        assert!(left.contains(&name.to_string()), "{name} was removed");
+    }
+    let kept = left.iter().filter(|n| n.len() == 69).count();
+    assert!((512..=1024).contains(&kept), "{kept} entries kept");
+    assert!(cache.get(text).is_some(), "the new entry is kept");
+}
+
 /// A hook run in `home`, with the cache in `cache` (or the environment's `off`).
 fn hook(home: &Path, cache: &str, paths: &[&Path], command: &str) -> Value {
+    hook_in(home, std::ffi::OsStr::new(cache), paths, command)
+}
+
+fn hook_in(home: &Path, cache: &std::ffi::OsStr, paths: &[&Path], command: &str) -> Value {
     let event = json!({
         "session_id": "s1",
         "transcript_path": "/tmp/t.jsonl",
@@ -244,10 +286,25 @@ fn a_hook_reads_the_cache_in_place_of_the_yaml_it_stands_for() {
     let dir = scratch.0.join("cache");
     let cache = dir.to_str().unwrap();
 
-    // Turned off: the decision, and nothing written.
+    // Turned off: the decision, and nothing written; nor where a folder is
+    // relative, or named by bytes that are not text (which the guard, which
+    // compares paths as text, could not protect).
     assert_eq!(hook(&home, "off", &[&policy, &manifests], "ls"), "deny");
+    assert_eq!(hook(&home, "cache", &[&policy, &manifests], "ls"), "deny");
+    let not_text = {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        let mut bytes = scratch.0.join("c").into_os_string().into_vec();
+        bytes.push(0xff);
+        PathBuf::from(std::ffi::OsStr::from_bytes(&bytes))
+    };
+    assert_eq!(
+        hook_in(&home, not_text.as_os_str(), &[&policy, &manifests], "ls"),
+        "deny"
+    );
+    assert!(!not_text.exists());
     assert!(entries(&dir).is_empty());
     assert!(entries(&home.join(".cache")).is_empty());
+    assert!(!home.join("cache").exists());
 
     // The first call keeps an entry for each file: the document of each it
     // read, the scans alone of the other agents' manifests it skipped; and

@@ -231,8 +231,7 @@ impl Source {
     }
 
     /// As [`Source::load`], with the document cache the environment names
-    /// ([`loader::cache`]), for a process that decides one call; the shipped
-    /// catalog's entries are read through it too.
+    /// ([`loader::cache`]), for a process that decides one call.
     ///
     /// # Errors
     /// As [`Source::load`].
@@ -240,7 +239,6 @@ impl Source {
         let Some(cache) = loader::cache::Cache::from_env() else {
             return self.load(purpose);
         };
-        loader::catalog::use_cache(cache.clone());
         match self {
             Source::Paths(paths) => loader::load_paths_cached(paths, purpose, &cache),
             Source::Builtin => Ok(loader::load_sources_cached(

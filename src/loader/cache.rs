@@ -12,12 +12,14 @@
 //! Whoever can write the cache decides what the hook reads, as whoever can
 //! write the policy does. So the cache is trusted exactly as far as the files
 //! it stands for:
-//! - an entry is read or written only for a file owned by the user running
-//!   the process (or for the built-in default, which
+//! - an entry is read or written only for a file the user running the
+//!   process may write (or for the built-in default, which
 //!   `~/.config/zero-policy/` would replace anyway), so a policy owned by
-//!   root, say, is always read from its YAML;
+//!   root, mounted read-only or immutable is always read from its YAML; the
+//!   shipped catalog's units are cached only when every file is;
 //! - the cache folder and the entry must be owned by that user, not
-//!   writable by group or others, and not symbolic links;
+//!   writable by group or others, not symbolic links, and the entry has one
+//!   name only (no hard link);
 //! - the folder is one of the places a registry guards
 //!   ([`super::policy_places`]): a call that writes there is denied.
 //!
@@ -37,8 +39,9 @@ pub const CACHE_VAR: &str = "ZERO_POLICY_CACHE";
 /// Largest entry read, in bytes (an entry is about twice its YAML).
 const MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Entries kept; past this, the least recently written are removed when one is added.
-const MAX_ENTRIES: usize = 256;
+/// Entries kept (a policy file's, or one program's catalog entry); past
+/// this, the least recently written are removed when one is added.
+const MAX_ENTRIES: usize = 1024;
 
 /// Ties an entry to this build: its version and the fingerprint of its sources.
 const BUILD: &str = concat!(
@@ -55,7 +58,12 @@ pub fn folder() -> Option<PathBuf> {
     if !cfg!(unix) {
         return None;
     }
-    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    // The guard compares paths as text: a folder it could not name, or the
+    // root (which it does not guard), is not used.
+    let absolute = |v: std::ffi::OsString| {
+        Some(PathBuf::from(v))
+            .filter(|p| p.is_absolute() && p.to_str().is_some() && p.parent().is_some())
+    };
     if let Some(v) = std::env::var_os(CACHE_VAR).filter(|v| !v.is_empty()) {
         // A relative folder would move with the agent's working folder: not used.
         return if v == "off" { None } else { absolute(v) };
@@ -166,6 +174,23 @@ impl Kept {
     }
 }
 
+/// Whether the user running this process may write `path` (by its
+/// effective ids; a read-only mount or an immutable file is not writable).
+#[must_use]
+pub fn writable_by_me(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::fcntl::{AT_FDCWD, AtFlags};
+        use nix::unistd::{AccessFlags, faccessat};
+        faccessat(AT_FDCWD, path, AccessFlags::W_OK, AtFlags::AT_EACCESS).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// Whether the file `meta` describes belongs to the user running this process.
 #[must_use]
 pub fn owned_by_me(meta: &std::fs::Metadata) -> bool {
@@ -212,7 +237,7 @@ fn read_trusted(path: &Path) -> Option<Vec<u8>> {
     }
     let file = options.open(path).ok()?;
     let meta = file.metadata().ok()?;
-    if !meta.is_file() || !private(&meta) || meta.len() > MAX_ENTRY_BYTES {
+    if !meta.is_file() || !private(&meta) || !one_name(&meta) || meta.len() > MAX_ENTRY_BYTES {
         return None;
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
@@ -220,16 +245,46 @@ fn read_trusted(path: &Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Creates the folder (and its parents) readable by its owner only.
+/// The file has no other name (a hard link made elsewhere).
+fn one_name(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.nlink() == 1
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// Creates the folder, readable by its owner only, and each missing folder
+/// above it, but only inside a folder of this user's: root running with a
+/// user's `HOME` leaves no root-owned `~/.cache` there.
 fn make_folder(dir: &Path) -> bool {
+    if std::fs::symlink_metadata(dir).is_ok() {
+        return true;
+    }
+    let Some(parent) = dir.parent() else {
+        return false;
+    };
+    if !make_folder(parent) || !std::fs::metadata(parent).is_ok_and(|m| owned_by_me(&m)) {
+        return false;
+    }
     let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder.create(dir).is_ok()
+    builder.create(dir).is_ok() || dir.is_dir()
+}
+
+/// An entry's file name: 64 hexadecimal digits and `.json`.
+fn is_entry_name(name: &str) -> bool {
+    name.strip_suffix(".json")
+        .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Writes the entry whole: a private temporary file beside it, then a rename,
@@ -258,19 +313,26 @@ fn write_entry(path: &Path, json: &[u8]) {
     }
 }
 
-/// Past [`MAX_ENTRIES`] entries, removes the least recently written down to half.
+/// Past [`MAX_ENTRIES`] entries, removes the least recently written down to
+/// half, and temporary files a killed process left over an hour ago. Nothing
+/// else in the folder is touched (it may be a folder of the user's own).
 fn prune(dir: &Path) {
     let Ok(read) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut entries: Vec<(std::time::SystemTime, PathBuf)> = read
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .filter_map(|e| {
-            let modified = e.metadata().ok()?.modified().ok()?;
-            Some((modified, e.path()))
-        })
-        .collect();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let mut entries: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    for e in read.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(modified) = e.metadata().ok().and_then(|m| m.modified().ok()) else {
+            continue;
+        };
+        if is_entry_name(&name) {
+            entries.push((modified, e.path()));
+        } else if name.starts_with(".tmp-") && modified < hour_ago {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
     if entries.len() <= MAX_ENTRIES {
         return;
     }

@@ -47,8 +47,9 @@ static SHIPPED: LazyLock<Shipped> = LazyLock::new(|| {
 /// process that decides one call names it ([`use_cache`]).
 static CACHE: std::sync::OnceLock<super::cache::Cache> = std::sync::OnceLock::new();
 
-/// Reads the shipped catalog's units through `cache` from now on (their texts
-/// are the binary's own, so no other user could have written them).
+/// Reads the shipped catalog's units through `cache` from now on; the loader
+/// asks it only when the user may write every file the policy was read from
+/// (so the entries could change no more than those files could).
 pub fn use_cache(cache: super::cache::Cache) {
     let _ = CACHE.set(cache);
 }

@@ -44,7 +44,7 @@ const MAX_NODES: usize = 200_000;
 /// Deepest nesting of mappings and sequences in one file.
 const MAX_YAML_DEPTH: usize = 64;
 
-pub use read::{MAX_FILE_BYTES, find_files, read_capped, read_file, read_file_owned};
+pub use read::{MAX_FILE_BYTES, find_files, read_capped, read_file, read_file_writable};
 
 /// A path as shown in a message: control and invisible characters escaped.
 fn shown(p: &Path) -> String {
@@ -216,7 +216,7 @@ pub fn load_paths_for(paths: &[PathBuf], purpose: Purpose) -> Result<Loaded, Loa
 
 /// Reads and loads files and folders for `purpose`, reading each file's YAML
 /// from `cache` where it holds it and keeping it there otherwise. Only files
-/// owned by the user running the process are cached ([`cache`]).
+/// the user running the process may write are cached ([`cache`]).
 ///
 /// # Errors
 /// As [`load_paths_for`].
@@ -228,8 +228,8 @@ pub fn load_paths_cached(
     let files = find_files(paths)?;
     let mut sources = Vec::new();
     for f in files {
-        let (text, mine) = read_file_owned(&f)?;
-        sources.push((SourceFile::new(&f, text), mine));
+        let (text, writable) = read_file_writable(&f)?;
+        sources.push((SourceFile::new(&f, text), writable));
     }
     Ok(load(sources, purpose, Some(cache)))
 }
@@ -251,7 +251,8 @@ pub fn load_sources_for(files: Vec<SourceFile>, purpose: Purpose) -> Loaded {
 }
 
 /// Loads in-memory sources for `purpose`, each file's YAML kept in `cache`
-/// (the built-in default: texts no other user could have written).
+/// (the built-in default, which `~/.config/zero-policy/` would replace: its
+/// cache is trusted as far as that folder is).
 #[must_use]
 pub fn load_sources_cached(
     files: Vec<SourceFile>,
@@ -272,6 +273,14 @@ fn load(
         purpose,
         ..Builder::default()
     };
+    // The shipped catalog's units go through the cache only where every file
+    // does: its entries could then stand in for the catalog built into the
+    // binary, which a policy the user may not write otherwise keeps.
+    if let Some(c) = cache
+        && sources.iter().all(|(_, cacheable)| *cacheable)
+    {
+        catalog::use_cache(c.clone());
+    }
     let mut docs = Vec::new();
     let mut files = Vec::with_capacity(sources.len());
     for (file, cacheable) in sources {

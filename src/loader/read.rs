@@ -134,15 +134,15 @@ pub fn read_file(path: &Path) -> Result<String, LoadError> {
     read_capped(file, path, MAX_FILE_BYTES)
 }
 
-/// As [`read_file`], and whether the file belongs to the user running this
-/// process (what the document cache asks before it stands in for the file).
+/// As [`read_file`], and whether the user running this process may write the
+/// file (what the document cache asks before it stands in for the file).
 ///
 /// # Errors
 /// As [`read_file`].
-pub fn read_file_owned(path: &Path) -> Result<(String, bool), LoadError> {
+pub fn read_file_writable(path: &Path) -> Result<(String, bool), LoadError> {
     let file = open_regular(path)?;
-    let mine = file.metadata().is_ok_and(|m| super::cache::owned_by_me(&m));
-    Ok((read_capped(file, path, MAX_FILE_BYTES)?, mine))
+    let writable = super::cache::writable_by_me(path);
+    Ok((read_capped(file, path, MAX_FILE_BYTES)?, writable))
 }
 
 /// The identity of a file or folder: device and inode where there are such.
