@@ -3,7 +3,7 @@
 //! `shell_parses`, `shell_commands`, and a `matches` whose literal regexes are
 //! compiled once at load.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use cel::extractors::This;
@@ -43,6 +43,27 @@ pub struct PatternCache {
     globs: HashMap<String, PathGlob>,
     regexes: HashMap<String, Regex>,
     glob_lists: HashMap<String, Arc<PathGlobs>>,
+    /// `lists` as a CEL value, for the lists it was made from (by identity):
+    /// made once for every expression of a load that reads `lists` whole.
+    lists_value: Option<(Arc<BTreeMap<String, Vec<String>>>, ::cel::Value)>,
+}
+
+impl PatternCache {
+    /// `lists` as a CEL value: made on the first call for these lists, then
+    /// shared (a CEL map is reference-counted).
+    pub(crate) fn lists_value(&mut self, lists: &Arc<BTreeMap<String, Vec<String>>>) -> Value {
+        if let Some((of, value)) = &self.lists_value
+            && Arc::ptr_eq(of, lists)
+        {
+            return value.clone();
+        }
+        let value = serde_json::to_value(&**lists)
+            .ok()
+            .and_then(|j| ::cel::to_value(j).ok())
+            .unwrap_or(Value::Null);
+        self.lists_value = Some((Arc::clone(lists), value.clone()));
+        value
+    }
 }
 
 /// Most glob lists compiled at run time and kept (lists not known at load).

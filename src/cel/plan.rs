@@ -265,6 +265,8 @@ pub struct PlanCtx<'a> {
     pub lists: &'a std::collections::BTreeMap<String, Vec<String>>,
     /// Whether path globs ignore case.
     pub case_insensitive: bool,
+    /// `lists` as a CEL value, when the caller made it already.
+    pub lists_value: Option<Value>,
 }
 
 struct Planner<'a> {
@@ -318,6 +320,9 @@ impl Planner<'_> {
     }
 
     fn lists_value(&self) -> Value {
+        if let Some(v) = &self.cx.lists_value {
+            return v.clone();
+        }
         self.lists
             .get_or_init(|| {
                 serde_json::to_value(self.cx.lists)
