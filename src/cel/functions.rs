@@ -45,13 +45,16 @@ pub struct PatternCache {
     glob_lists: HashMap<String, Arc<PathGlobs>>,
     /// `lists` as a CEL value, for the lists it was made from (by identity):
     /// made once for every expression of a load that reads `lists` whole.
-    lists_value: Option<(Arc<BTreeMap<String, Vec<String>>>, ::cel::Value)>,
+    lists_value: Option<(Lists, ::cel::Value)>,
 }
+
+/// The named lists of a load.
+type Lists = Arc<BTreeMap<String, Vec<String>>>;
 
 impl PatternCache {
     /// `lists` as a CEL value: made on the first call for these lists, then
     /// shared (a CEL map is reference-counted).
-    pub(crate) fn lists_value(&mut self, lists: &Arc<BTreeMap<String, Vec<String>>>) -> Value {
+    pub(crate) fn lists_value(&mut self, lists: &Lists) -> Value {
         if let Some((of, value)) = &self.lists_value
             && Arc::ptr_eq(of, lists)
         {
