@@ -643,3 +643,26 @@ fn an_optional_subcommand_is_chosen_only_by_its_name() {
     let fx = effects(&reg, &bash("npm run \"$SCRIPT\""));
     assert!(!fx.exact);
 }
+
+#[test]
+fn what_a_here_string_or_document_expands_is_known_or_the_call_is_not_exact() {
+    let reg = registry();
+    for script in [
+        "cat <<< \"$GITHUB_TOKEN\"",
+        "base64 <<< $AWS_SECRET_ACCESS_KEY",
+        "cat <<EOF\n$GITHUB_TOKEN\nEOF",
+        "cat <<EOF\ntoken: ${NPM_TOKEN}\nEOF",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(!fx.exact, "{script} expands what is not known");
+    }
+    for script in [
+        "cat <<< 'hello'",
+        "grep -c x <<< abc",
+        "cat <<'EOF'\n$GITHUB_TOKEN\nEOF",
+        "cat <<EOF\nplain text\nEOF",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(fx.exact, "{script}: {:?}", fx.unknown);
+    }
+}

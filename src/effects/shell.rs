@@ -952,15 +952,22 @@ impl Analyzer<'_, '_> {
                     cwds.iter().map(|c| word.to_path(c, self.home())).collect();
                 pending.writes.extend(targets);
             }
+            // What a here-string or an unquoted here-document expands is
+            // the command's input, as an argument would be: `cat <<< "$TOKEN"`
+            // prints the variable as `echo "$TOKEN"` does.
             ast::IoRedirect::HereString(_, w) => {
                 let word = self.word(w, cwds, wrappers, depth);
                 pending.fetched |= word.fetched;
+                if !word.is_literal() {
+                    pending.inexact.push(format!(
+                        "`{}` in a here-string is not literal",
+                        snippet(&word.raw)
+                    ));
+                }
             }
             ast::IoRedirect::HereDocument(_, doc) => {
                 if doc.requires_expansion
-                    && (doc.doc.value.contains("$(")
-                        || doc.doc.value.contains('`')
-                        || doc.doc.value.contains("${"))
+                    && (doc.doc.value.contains('$') || doc.doc.value.contains('`'))
                 {
                     // Quotes are not special in a here-document: escape them so
                     // that a substitution inside `'…'` is still found.
@@ -973,6 +980,11 @@ impl Analyzer<'_, '_> {
                     let text = text.replace("\\\\$", "\\$").replace("\\\\`", "\\`");
                     let word = self.word_text(&text, cwds, wrappers, depth, true);
                     pending.fetched |= word.fetched;
+                    if !word.is_literal() {
+                        pending
+                            .inexact
+                            .push("a here-document expands what is not known here".to_string());
+                    }
                 }
             }
         }
