@@ -487,6 +487,14 @@ fn a_name_or_number_the_shell_evaluates_runs_the_substitutions_in_it() {
         "wait -p 'a[$(id)]'",
         "command printf -v 'a[$(id)]' x",
         "read \"$NAME\" <<< x",
+        // A declared integer's value is arithmetic, then and later.
+        "declare -i x='a[$(id)]'",
+        "typeset -i x='a[`id`]'",
+        "local -ri n='a[$(id)]'",
+        "declare -i x=1; x+='a[$(id)]'",
+        "declare -i x; x='a[$(id)]'",
+        "declare 'a[$(id)]=1'",
+        "export 'a[$(id)]'",
     ] {
         let fx = effects(&reg, &bash(script));
         assert!(fx.runs_code && !fx.exact, "{script}: {fx:?}");
@@ -508,6 +516,10 @@ fn a_name_or_number_the_shell_evaluates_runs_the_substitutions_in_it() {
         "read -p 'a[$(id)]' line",
         "getopts ab opt",
         "test -n 'a[$(id)]'",
+        "declare -i x=5",
+        "declare x='a[$(id)]'",
+        "export FOO=bar",
+        "x='a[$(id)]'; declare -i y=2",
     ] {
         let fx = effects(&reg, &bash(script));
         assert!(!fx.runs_code && fx.exact, "{script}: {fx:?}");

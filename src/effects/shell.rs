@@ -243,6 +243,7 @@ pub fn analyse(script: &str, cwd: &str, env: &Env<'_>, fx: &mut Effects) {
         fx,
         functions: HashSet::new(),
         tainted: Vec::new(),
+        integers: HashSet::new(),
     };
     let cwds = vec![cwd.to_string()];
     a.script(script, &cwds, &[], false, 0);
@@ -293,6 +294,9 @@ struct Analyzer<'e, 'f> {
     functions: HashSet<String>,
     /// Files written by commands that fetched: running one runs fetched code.
     tainted: Vec<String>,
+    /// Variables declared integers (`declare -i`): bash evaluates what is
+    /// assigned to them as arithmetic.
+    integers: HashSet<String>,
 }
 
 impl Analyzer<'_, '_> {
@@ -731,6 +735,10 @@ impl Analyzer<'_, '_> {
                 split("dnOsuCc", "").1.into_iter().take(1).collect()
             }
             "unset" => split("", "").1,
+            "declare" | "typeset" | "local" | "readonly" | "export" => {
+                self.declared(base, args);
+                return;
+            }
             "test" | "[" => args
                 .windows(2)
                 .filter(|p| matches!(p[0].literal().as_deref(), Some("-v" | "-R")))
@@ -740,6 +748,46 @@ impl Analyzer<'_, '_> {
         };
         for n in &names {
             self.evaluated_text(n, &what);
+        }
+    }
+
+    /// `declare NAME=VALUE …` (and `typeset`, `local`, `readonly`, `export`):
+    /// bash evaluates a subscript in each name, and with `-i` each value is
+    /// arithmetic, so `declare -i x='a[$(cmd)]'` runs `cmd`; the names stay
+    /// integers for later assignments in the script.
+    fn declared(&mut self, base: &str, args: &[Word]) {
+        let what = format!("a variable given to `{base}`");
+        let mut integer = false;
+        let mut options = true;
+        for w in args {
+            let lit = w.lit_prefix();
+            if options && w.is_literal() && lit == "--" {
+                options = false;
+                continue;
+            }
+            if options && w.is_literal() && lit.len() > 1 && lit.starts_with(['-', '+']) {
+                integer |= lit.starts_with('-') && lit.contains('i');
+                continue;
+            }
+            options = false;
+            match lit.find('=') {
+                Some(eq) => {
+                    let name = lit[..eq].trim_end_matches('+');
+                    self.evaluated_text(&Word::lit(name), &what);
+                    if integer {
+                        self.integers.insert(name.to_string());
+                    }
+                    if integer || self.integers.contains(name) {
+                        self.evaluated_text(&w.drop_prefix(eq + 1), "an integer's value");
+                    }
+                }
+                None => {
+                    self.evaluated_text(w, &what);
+                    if integer && let Some(name) = w.literal() {
+                        self.integers.insert(name);
+                    }
+                }
+            }
         }
     }
 
@@ -815,9 +863,13 @@ impl Analyzer<'_, '_> {
         if !name_seen && let Some(w) = &simple.word_or_name {
             words.push(self.word(w, cwds, wrappers, depth));
         }
-        for (name, _) in &assigns {
+        for (name, value) in &assigns {
             if is_code_var(name) {
                 self.code_var(name);
+            }
+            // `x+='a[$(cmd)]'` after `declare -i x` is arithmetic.
+            if self.integers.contains(name) {
+                self.evaluated_text(value, "an integer's value");
             }
         }
         if words.is_empty() {
