@@ -678,3 +678,64 @@ fn what_a_here_string_or_document_expands_is_known_or_the_call_is_not_exact() {
         assert!(fx.exact, "{script}: {:?}", fx.unknown);
     }
 }
+
+#[test]
+fn files_named_in_a_list_or_on_standard_input_may_be_any_file() {
+    let reg = registry();
+    for script in [
+        "sort --files0-from=-",
+        "wc --files0-from=names",
+        "du --files0-from=names",
+        "tar -cf x.tar -T names",
+        "tar --files-from=names -cf x.tar",
+        "xz -c --files",
+        "xz -c --files=names",
+        "zip -@ out.zip",
+        "echo HEAD:.env | git cat-file --batch",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            fx.reads.iter().any(|r| r == "/**"),
+            "{script}: {:?}",
+            fx.reads
+        );
+    }
+    // The archive is what tar writes; the list is read, not written.
+    let fx = effects(&reg, &bash("tar -cf x.tar -T names"));
+    assert_eq!(fx.writes, vec!["/home/dev/project/x.tar".to_string()]);
+    assert!(fx.reads.contains(&"/home/dev/project/names".to_string()));
+    for script in [
+        "sort names",
+        "tar -cf x.tar src",
+        "git cat-file --batch-check",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            !fx.reads.iter().any(|r| r == "/**"),
+            "{script}: {:?}",
+            fx.reads
+        );
+    }
+}
+
+#[test]
+fn a_git_index_stage_and_a_path_after_the_revisions_are_read() {
+    let reg = registry();
+    for (script, read) in [
+        ("git show :0:.env", "/home/dev/project/.env"),
+        (
+            "git cat-file -p :2:config/.env",
+            "/home/dev/project/config/.env",
+        ),
+        ("git show HEAD -- .env", "/home/dev/project/.env"),
+        ("git diff-tree -p HEAD -- .env", "/home/dev/project/.env"),
+        ("git show HEAD:src/main.rs", "/home/dev/project/src/main.rs"),
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            fx.reads.contains(&read.to_string()),
+            "{script}: {:?}",
+            fx.reads
+        );
+    }
+}

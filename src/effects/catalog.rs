@@ -46,6 +46,9 @@ pub enum Kind {
     Sed,
     /// An awk program.
     Awk,
+    /// A file (`-`: standard input) naming the files the program reads, which
+    /// are not known here (`sort --files0-from=F`, `tar -T F`).
+    FileList,
 }
 
 impl Kind {
@@ -68,6 +71,7 @@ impl Kind {
         ("sql", Kind::Sql),
         ("sed", Kind::Sed),
         ("awk", Kind::Awk),
+        ("file_list", Kind::FileList),
     ];
 
     /// The kind of a name.

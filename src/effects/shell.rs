@@ -1409,6 +1409,7 @@ impl Analyzer<'_, '_> {
             operand: false,
             in_place: None,
             dests: Vec::new(),
+            listed: Vec::new(),
         };
         let unbundled = spec.unbundle(&words[1..]);
         self.apply_spec(
@@ -1829,14 +1830,23 @@ impl Analyzer<'_, '_> {
             }),
             Kind::RevPath => {
                 let lit = w.lit_prefix();
-                if let Some((_, path)) = lit.split_once(':') {
-                    let offset = lit.len() - path.len();
+                if let Some((rev, path)) = lit.split_once(':') {
+                    // `:N:path` is stage N of path in the index.
+                    let stage = rev.is_empty()
+                        && path.len() > 1
+                        && path.as_bytes()[0].is_ascii_digit()
+                        && path.as_bytes()[1] == b':';
+                    let offset = lit.len() - path.len() + if stage { 2 } else { 0 };
                     let rest = w.drop_prefix(offset);
                     if !rest.literal().is_some_and(|p| p.is_empty()) {
                         c.reads.extend(paths_of(&rest, ctx));
                     }
                 } else if !w.is_literal() {
                     c.reads.push(ANY_PATH.to_string());
+                } else {
+                    // A word without `:` may be a path after `--` (`git show HEAD
+                    // -- .env`); read as one, a revision is a name read harmlessly.
+                    c.reads.extend(paths_of(w, ctx));
                 }
             }
             Kind::Command => nested.push(Nested::Command(vec![w.clone()])),
@@ -1863,6 +1873,15 @@ impl Analyzer<'_, '_> {
                     reasons.push(format!("the SQL given to `{}` is not literal", c.program));
                 }
             },
+            Kind::FileList => {
+                if w.literal().is_none_or(|l| l != "-") {
+                    let lists = paths_of(w, ctx);
+                    ctx.listed.extend(lists.iter().cloned());
+                    c.reads.extend(lists);
+                }
+                ctx.listed.push(ANY_PATH.to_string());
+                c.reads.push(ANY_PATH.to_string());
+            }
             Kind::Sed | Kind::Awk => {
                 let (name, plain): (&str, fn(&str) -> bool) = if kind == Kind::Sed {
                     ("sed script", programs::sed_is_plain)
@@ -1945,6 +1964,26 @@ impl Analyzer<'_, '_> {
                     }) =>
             {
                 c.tags.push("credentials".into());
+            }
+            // Names of the files to read on standard input: any file.
+            "zip" if c.options.iter().any(|o| o == "-@" || o == "--names-stdin") => {
+                c.reads.push(ANY_PATH.to_string());
+            }
+            "xz" | "lzma" | "unxz" | "xzcat" | "lzcat"
+                if c.options.iter().any(|o| o == "--files" || o == "--files0") =>
+            {
+                c.reads.push(ANY_PATH.to_string());
+            }
+            // `--batch` prints the objects named on standard input (`HEAD:.env`).
+            "git"
+                if c.subcommand == "cat-file"
+                    && c.options.iter().any(|o| {
+                        o == "--batch"
+                            || o.starts_with("--batch=")
+                            || o.starts_with("--batch-command")
+                    }) =>
+            {
+                c.reads.push(ANY_PATH.to_string());
             }
             // A pager's `+CMD` runs when a file opens: less's `+!CMD` runs a shell
             // command. A word not known here could be any command.
@@ -2176,7 +2215,7 @@ impl Analyzer<'_, '_> {
                         })
                         .collect();
                     for p in archive {
-                        if files.contains(&p) {
+                        if files.contains(&p) || ctx.listed.contains(&p) {
                             c.reads.push(p);
                         } else {
                             c.writes.push(p);
@@ -2308,6 +2347,8 @@ struct SpecRun {
     /// The `dest` paths given (not as whole trees): the sources' names are
     /// written under them.
     dests: Vec<String>,
+    /// The reads of `file_list` values: the lists, and the files they name.
+    listed: Vec<String>,
 }
 
 /// Redirection effects waiting for their command.
