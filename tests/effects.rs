@@ -739,3 +739,40 @@ fn a_git_index_stage_and_a_path_after_the_revisions_are_read() {
         );
     }
 }
+
+#[test]
+fn a_variable_that_gives_a_tool_flags_plugins_paths_or_a_home_runs_code() {
+    let reg = registry();
+    for script in [
+        "GNUMAKEFLAGS='--eval=$(shell id)' make",
+        "MAKEFILES=/tmp/x.mk make",
+        "RUSTFLAGS='-C linker=/tmp/x' cargo build",
+        "RUSTC_WORKSPACE_WRAPPER=/tmp/x cargo build",
+        "CGO_CFLAGS='-fplugin=/tmp/x.so' go test ./...",
+        "GOENV=/tmp/x go test",
+        "GOTOOLCHAIN=go1.99.0 go test ./...",
+        "GCC_EXEC_PREFIX=/tmp/ gcc a.c",
+        "COMPILER_PATH=/tmp gcc a.c",
+        "PYTEST_ADDOPTS='-p /tmp/x' pytest",
+        "PYTEST_PLUGINS=evil pytest",
+        "MAVEN_OPTS='-javaagent:/tmp/x.jar' mvn test",
+        "GRADLE_USER_HOME=/tmp/x gradle test",
+        "JAVA_HOME=/tmp/j mvn test",
+        "YARN_YARN_PATH=/tmp/x.cjs yarn test",
+        "PIP_INDEX_URL=http://10.0.0.1/simple pip install -r r.txt",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(fx.runs_code && !fx.exact, "{script}: {fx:?}");
+    }
+    for script in [
+        "RUST_LOG=debug cargo test",
+        "NODE_ENV=test npm test",
+        "CI=1 npm test",
+        "CARGO_TERM_COLOR=always cargo test",
+        "CGO_ENABLED=0 go build ./...",
+        "MIX_ENV=test mix test",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(fx.exact, "{script}: {:?}", fx.unknown);
+    }
+}

@@ -138,6 +138,29 @@ const CODE_VARS: &[&str] = &[
     "INPUTRC",
     "BUNDLE_GEMFILE",
     "CARGO_HOME",
+    // Build tools' own: the makefiles make reads first, Go's toolchain, module
+    // proxy, caches and configuration file, compilers' dependency files,
+    // Python's environment, rustup's toolchain, Mix's project file.
+    "MAKEFILES",
+    "GOROOT",
+    "GOWORK",
+    "GOENV",
+    "GOTOOLCHAIN",
+    "GOPROXY",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOSUMDB",
+    "GONOSUMDB",
+    "GONOSUMCHECK",
+    "GOINSECURE",
+    "GOPRIVATE",
+    "DEPENDENCIES_OUTPUT",
+    "SUNPRO_DEPENDENCIES",
+    "VIRTUAL_ENV",
+    "PYTHONEXECUTABLE",
+    "RUSTUP_TOOLCHAIN",
+    "MIX_EXS",
+    "MIX_ARCHIVES",
 ];
 /// Prefixes of such variables: `GIT_TRACE…` writes the file it names;
 /// `npm_config_…` and `CARGO_TARGET_…` set options that name programs
@@ -152,6 +175,29 @@ const CODE_VAR_PREFIXES: &[&str] = &[
     "CARGO_TARGET_",
     "CARGO_BUILD_",
     "LUA_INIT_",
+    // Package managers' configuration namespaces (`YARN_YARN_PATH` names the
+    // program Yarn runs, `PIP_INDEX_URL` where packages come from).
+    "YARN_",
+    "PIP_",
+    "UV_",
+    "POETRY_",
+    "BUNDLE_",
+];
+/// Suffixes of such variables: flags given to compilers and tools
+/// (`RUSTFLAGS`, `CGO_CFLAGS`, `GNUMAKEFLAGS`, `MAVEN_OPTS`, `PYTEST_ADDOPTS`),
+/// plugins and wrappers (`PYTEST_PLUGINS`, `RUSTC_WORKSPACE_WRAPPER`), search
+/// paths (`COMPILER_PATH`, `CLASSPATH`, `GOPATH`) and tool homes
+/// (`JAVA_HOME`, `GRADLE_USER_HOME`), whose programs and scripts then run.
+const CODE_VAR_SUFFIXES: &[&str] = &[
+    "FLAGS",
+    "_OPTS",
+    "_OPTIONS",
+    "_ADDOPTS",
+    "_PLUGINS",
+    "_WRAPPER",
+    "PATH",
+    "_HOME",
+    "_EXEC_PREFIX",
 ];
 /// Folders whose programs are the system's, not the workspace's.
 const SYSTEM_DIRS: &[&str] = &[
@@ -233,7 +279,9 @@ const DECLARATIONS: &[&str] = &["declare", "typeset", "local", "readonly", "expo
 /// Whether assigning `name` can make something run code.
 #[must_use]
 pub fn is_code_var(name: &str) -> bool {
-    CODE_VARS.contains(&name) || CODE_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
+    CODE_VARS.contains(&name)
+        || CODE_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
+        || CODE_VAR_SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
 /// Analyses `script` run in `cwd` (an absolute pattern) into `fx`.
