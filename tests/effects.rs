@@ -776,3 +776,45 @@ fn a_variable_that_gives_a_tool_flags_plugins_paths_or_a_home_runs_code() {
         assert!(fx.exact, "{script}: {:?}", fx.unknown);
     }
 }
+
+#[test]
+fn a_jq_or_yq_expression_that_reads_the_environment_or_files() {
+    let reg = registry();
+    for script in [
+        "yq -n env",
+        "yq -n '$ENV.GITHUB_TOKEN'",
+        "yq -n 'strenv(TOKEN)'",
+        "yq '.a | envsubst' f.yaml",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            fx.commands[0].tags.contains(&"credentials".to_string()),
+            "{script}"
+        );
+    }
+    for script in [
+        "yq -n 'load(\"/home/dev/.kube/config\")'",
+        "yq -n 'load_str (\"x\")'",
+        "jq -n -L . 'import \"../.docker/config\" as $c; $c'",
+        "jq -n 'include \"x\"; 1'",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            fx.reads.iter().any(|r| r == "/**"),
+            "{script}: {:?}",
+            fx.reads
+        );
+    }
+    for script in ["jq '.downloads' stats.json", "yq .version config.yaml"] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            !fx.reads.iter().any(|r| r == "/**"),
+            "{script}: {:?}",
+            fx.reads
+        );
+        assert!(
+            !fx.commands[0].tags.contains(&"credentials".to_string()),
+            "{script}"
+        );
+    }
+}

@@ -2061,8 +2061,18 @@ impl Analyzer<'_, '_> {
                 c.tags.push(INLINE_CODE.into());
             }
             // jq's `env` and `$ENV` are the environment.
-            "jq" | "gojq" | "jaq" if operands.iter().any(|w| mentions_env(&w.raw)) => {
-                c.tags.push("credentials".into());
+            "jq" | "gojq" | "jaq" | "yq" => {
+                // jq's `env` and `$ENV`; yq's `env(NAME)`, `strenv` and `envsubst`.
+                if operands.iter().any(|w| {
+                    mentions_env(&w.raw) || w.raw.contains("strenv") || w.raw.contains("envsubst")
+                }) {
+                    c.tags.push("credentials".into());
+                }
+                // jq's `import`/`include` and yq's `load(…)` read the files they
+                // name, which the expression spells as it likes.
+                if operands.iter().any(|w| loads_files(&w.raw)) {
+                    c.reads.push(ANY_PATH.to_string());
+                }
             }
             "curl" => {
                 // `-d @file`, `--data-binary @file`, `-F name=@file`, `-T file`.
@@ -2442,6 +2452,24 @@ fn is_system_program(path: &str) -> bool {
 }
 
 /// Whether jq filter text names the environment: `env` or `$ENV` as a word.
+/// Whether a jq or yq expression reads files it names: jq's `import` and
+/// `include` directives, yq's `load`, `load_str`, `load_props`, … functions.
+fn loads_files(text: &str) -> bool {
+    text.contains("import ")
+        || text.contains("include ")
+        || text.match_indices("load").any(|(i, _)| {
+            let rest = &text[i + 4..];
+            let name_end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            rest[name_end..].trim_start().starts_with('(')
+                && text[..i]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+        })
+}
+
 fn mentions_env(text: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices("env")
