@@ -818,3 +818,28 @@ fn a_jq_or_yq_expression_that_reads_the_environment_or_files() {
         );
     }
 }
+
+#[test]
+fn a_remote_tar_archive_is_fetched_and_rustc_writes_where_emit_says() {
+    let reg = registry();
+    let fx = effects(&reg, &bash("tar -tf user@169.254.169.254:a.tar"));
+    assert!(
+        fx.fetches.iter().any(|f| f.host == "169.254.169.254"),
+        "{:?}",
+        fx.fetches
+    );
+    let fx = effects(&reg, &bash("tar --force-local -tf a:b.tar"));
+    assert!(fx.fetches.is_empty(), "{:?}", fx.fetches);
+    let fx = effects(
+        &reg,
+        &bash("rustc --emit=obj,link=.git/hooks/pre-commit x.rs"),
+    );
+    assert!(
+        fx.writes
+            .contains(&"/home/dev/project/.git/hooks/pre-commit".to_string()),
+        "{:?}",
+        fx.writes
+    );
+    let fx = effects(&reg, &bash("rustc --emit link,metadata x.rs"));
+    assert!(fx.writes.is_empty(), "{:?}", fx.writes);
+}

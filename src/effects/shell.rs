@@ -1952,6 +1952,51 @@ impl Analyzer<'_, '_> {
         }
     }
 
+    /// tar: an archive created is written, not read; extracting writes the
+    /// folder it runs in.
+    fn tar(&mut self, c: &mut Command, ctx: &SpecRun, operands: &[Word]) {
+        let home = self.home().to_string();
+        let creates = c.options.iter().any(|o| {
+            matches!(
+                o.as_str(),
+                "--create" | "--append" | "--update" | "-c" | "-r" | "-u"
+            )
+        });
+        let extracts = c
+            .options
+            .iter()
+            .any(|o| matches!(o.as_str(), "--extract" | "--get" | "-x"));
+        if creates {
+            // The archive (`-f`) is written, not read.
+            let archive: Vec<String> = c.reads.drain(..).collect();
+            let files: Vec<String> = operands
+                .iter()
+                .flat_map(|w| {
+                    ctx.cwds
+                        .iter()
+                        .map(|cwd| w.to_path(cwd, &home))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            for p in archive {
+                if files.contains(&p) || ctx.listed.contains(&p) {
+                    c.reads.push(p);
+                } else {
+                    c.writes.push(p);
+                }
+            }
+            for p in files {
+                c.reads.push(p.clone());
+                c.reads.push(tree_of(&p));
+            }
+        }
+        if extracts {
+            for cwd in &ctx.cwds {
+                c.writes.push(tree_of(cwd));
+            }
+        }
+    }
+
     /// Program-specific readings the format does not express.
     fn special(
         &mut self,
@@ -2012,6 +2057,42 @@ impl Analyzer<'_, '_> {
                     }) =>
             {
                 c.tags.push("credentials".into());
+            }
+            // `--emit=KIND=PATH[,…]` writes each PATH.
+            "rustc" => {
+                let mut values = Vec::new();
+                let mut next = false;
+                for a in c.argv.iter().skip(1) {
+                    if next {
+                        values.push(a.clone());
+                        next = false;
+                    } else if a == "--emit" {
+                        next = true;
+                    } else if let Some(v) = a.strip_prefix("--emit=") {
+                        values.push(v.to_string());
+                    }
+                }
+                for item in values.iter().flat_map(|v| v.split(',')) {
+                    if let Some((_, path)) = item.split_once('=') {
+                        for cwd in &ctx.cwds {
+                            c.writes.push(Word::lit(path).to_path(cwd, &home));
+                        }
+                    }
+                }
+            }
+            // GNU tar reads an archive named `[USER@]HOST:FILE` from HOST over
+            // rsh or ssh (unless `--force-local`).
+            "tar" if !c.argv.iter().any(|a| a == "--force-local") => {
+                for a in c.argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+                    if let Some((host, _)) = a.split_once(':')
+                        && !host.is_empty()
+                        && !host.contains('/')
+                    {
+                        let host = host.rsplit('@').next().unwrap_or(host);
+                        c.fetches.push(urls::parse_fetch(&format!("ssh://{host}")));
+                    }
+                }
+                self.tar(c, ctx, operands);
             }
             // Names of the files to read on standard input: any file.
             "zip" if c.options.iter().any(|o| o == "-@" || o == "--names-stdin") => {
@@ -2249,47 +2330,7 @@ impl Analyzer<'_, '_> {
                 // `+refspec` forces, `:branch` deletes.
                 c.tags.push("vcs-lose".into());
             }
-            "tar" => {
-                let creates = c.options.iter().any(|o| {
-                    matches!(
-                        o.as_str(),
-                        "--create" | "--append" | "--update" | "-c" | "-r" | "-u"
-                    )
-                });
-                let extracts = c
-                    .options
-                    .iter()
-                    .any(|o| matches!(o.as_str(), "--extract" | "--get" | "-x"));
-                if creates {
-                    // The archive (`-f`) is written, not read.
-                    let archive: Vec<String> = c.reads.drain(..).collect();
-                    let files: Vec<String> = operands
-                        .iter()
-                        .flat_map(|w| {
-                            ctx.cwds
-                                .iter()
-                                .map(|cwd| w.to_path(cwd, &home))
-                                .collect::<Vec<_>>()
-                        })
-                        .collect();
-                    for p in archive {
-                        if files.contains(&p) || ctx.listed.contains(&p) {
-                            c.reads.push(p);
-                        } else {
-                            c.writes.push(p);
-                        }
-                    }
-                    for p in files {
-                        c.reads.push(p.clone());
-                        c.reads.push(tree_of(&p));
-                    }
-                }
-                if extracts {
-                    for cwd in &ctx.cwds {
-                        c.writes.push(tree_of(cwd));
-                    }
-                }
-            }
+            "tar" => self.tar(c, ctx, operands),
             _ => {}
         }
         let _ = reasons;
