@@ -843,3 +843,27 @@ fn a_remote_tar_archive_is_fetched_and_rustc_writes_where_emit_says() {
     let fx = effects(&reg, &bash("rustc --emit link,metadata x.rs"));
     assert!(fx.writes.is_empty(), "{:?}", fx.writes);
 }
+
+#[test]
+fn parallel_puts_its_arguments_in_its_command() {
+    let reg = registry();
+    for script in [
+        "parallel cat .e{}v ::: n",
+        "parallel cat {1}{2} ::: .e ::: nv",
+        "parallel cat {=s/.*/.env/=} ::: a",
+        "parallel --rpl '{x} $_=qx{id}' echo {x} ::: a",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(!fx.exact, "{script}");
+    }
+    for script in ["parallel -a names cat", "parallel cat :::: names"] {
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            fx.reads.iter().any(|r| r == "/**"),
+            "{script}: {:?}",
+            fx.reads
+        );
+    }
+    let fx = effects(&reg, &bash("parallel echo ::: a b"));
+    assert!(fx.exact, "{:?}", fx.unknown);
+}

@@ -2058,6 +2058,26 @@ impl Analyzer<'_, '_> {
             {
                 c.tags.push("credentials".into());
             }
+            // GNU parallel puts its arguments in place of `{}`, `{.}`, `{1}`, …
+            // (and `{= PERL =}` runs Perl), and takes them from files too.
+            "parallel" => {
+                let words: Vec<&str> = operands.iter().map(|w| w.raw.as_str()).collect();
+                if words.iter().any(|w| w.contains("{=")) {
+                    reasons
+                        .push("a `{= … =}` replacement string of `parallel` is Perl code".into());
+                    c.runs_code = true;
+                } else if words.iter().any(|w| w.contains('{') && w.contains('}')) {
+                    reasons.push(
+                        "`parallel` puts its arguments in place of `{…}`, so the command is not known here"
+                            .into(),
+                    );
+                }
+                if words.contains(&"::::")
+                    || c.options.iter().any(|o| o == "-a" || o == "--arg-file")
+                {
+                    c.reads.push(ANY_PATH.to_string());
+                }
+            }
             // `--emit=KIND=PATH[,…]` writes each PATH.
             "rustc" => {
                 let mut values = Vec::new();
