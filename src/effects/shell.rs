@@ -2058,6 +2058,38 @@ impl Analyzer<'_, '_> {
             {
                 c.tags.push("credentials".into());
             }
+            // `helm --set-file KEY=PATH[,…]` reads each PATH into the values.
+            "helm" => {
+                let mut values = Vec::new();
+                let mut next = false;
+                for a in c.argv.iter().skip(1) {
+                    if next {
+                        values.push(a.clone());
+                        next = false;
+                    } else if a == "--set-file" {
+                        next = true;
+                    } else if let Some(v) = a.strip_prefix("--set-file=") {
+                        values.push(v.to_string());
+                    }
+                }
+                for item in values.iter().flat_map(|v| v.split(',')) {
+                    if let Some((_, path)) = item.split_once('=') {
+                        for cwd in &ctx.cwds {
+                            c.reads.push(Word::lit(path).to_path(cwd, &home));
+                        }
+                    }
+                }
+            }
+            // Gradle's `properties` task prints every property, the values of
+            // ~/.gradle/gradle.properties (registry and signing secrets) included.
+            "gradle" | "gradlew"
+                if operands.iter().any(|w| {
+                    w.literal()
+                        .is_some_and(|t| t == "properties" || t.ends_with(":properties"))
+                }) =>
+            {
+                c.tags.push("credentials".into());
+            }
             // GNU parallel puts its arguments in place of `{}`, `{.}`, `{1}`, …
             // (and `{= PERL =}` runs Perl), and takes them from files too.
             "parallel" => {
