@@ -2060,25 +2060,8 @@ impl Analyzer<'_, '_> {
             }
             // `helm --set-file KEY=PATH[,…]` reads each PATH into the values.
             "helm" => {
-                let mut values = Vec::new();
-                let mut next = false;
-                for a in c.argv.iter().skip(1) {
-                    if next {
-                        values.push(a.clone());
-                        next = false;
-                    } else if a == "--set-file" {
-                        next = true;
-                    } else if let Some(v) = a.strip_prefix("--set-file=") {
-                        values.push(v.to_string());
-                    }
-                }
-                for item in values.iter().flat_map(|v| v.split(',')) {
-                    if let Some((_, path)) = item.split_once('=') {
-                        for cwd in &ctx.cwds {
-                            c.reads.push(Word::lit(path).to_path(cwd, &home));
-                        }
-                    }
-                }
+                let paths = keyed_paths(&c.argv, "--set-file", &ctx.cwds, &home);
+                c.reads.extend(paths);
             }
             // Gradle's `properties` task prints every property, the values of
             // ~/.gradle/gradle.properties (registry and signing secrets) included.
@@ -2112,25 +2095,8 @@ impl Analyzer<'_, '_> {
             }
             // `--emit=KIND=PATH[,…]` writes each PATH.
             "rustc" => {
-                let mut values = Vec::new();
-                let mut next = false;
-                for a in c.argv.iter().skip(1) {
-                    if next {
-                        values.push(a.clone());
-                        next = false;
-                    } else if a == "--emit" {
-                        next = true;
-                    } else if let Some(v) = a.strip_prefix("--emit=") {
-                        values.push(v.to_string());
-                    }
-                }
-                for item in values.iter().flat_map(|v| v.split(',')) {
-                    if let Some((_, path)) = item.split_once('=') {
-                        for cwd in &ctx.cwds {
-                            c.writes.push(Word::lit(path).to_path(cwd, &home));
-                        }
-                    }
-                }
+                let paths = keyed_paths(&c.argv, "--emit", &ctx.cwds, &home);
+                c.writes.extend(paths);
             }
             // GNU tar reads an archive named `[USER@]HOST:FILE` from HOST over
             // rsh or ssh (unless `--force-local`).
@@ -2545,6 +2511,30 @@ fn is_system_program(path: &str) -> bool {
 }
 
 /// Whether jq filter text names the environment: `env` or `$ENV` as a word.
+/// The paths of an option whose values are `KEY=PATH[,KEY=PATH…]`
+/// (`rustc --emit=link=PATH`, `helm --set-file NAME=PATH`), given as
+/// `OPTION VALUE` or `OPTION=VALUE`, in each folder the command may run in.
+fn keyed_paths(argv: &[String], option: &str, cwds: &[String], home: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut args = argv.iter().skip(1);
+    while let Some(a) = args.next() {
+        if a == option {
+            values.extend(args.next().cloned());
+        } else if let Some(v) = a.strip_prefix(option).and_then(|v| v.strip_prefix('=')) {
+            values.push(v.to_string());
+        }
+    }
+    values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .filter_map(|item| item.split_once('=').map(|(_, path)| path))
+        .flat_map(|path| {
+            cwds.iter()
+                .map(move |cwd| Word::lit(path).to_path(cwd, home))
+        })
+        .collect()
+}
+
 /// Whether a jq or yq expression reads files it names: jq's `import` and
 /// `include` directives, yq's `load`, `load_str`, `load_props`, … functions.
 fn loads_files(text: &str) -> bool {
