@@ -2098,6 +2098,27 @@ impl Analyzer<'_, '_> {
                 let paths = keyed_paths(&c.argv, "--emit", &ctx.cwds, &home);
                 c.writes.extend(paths);
             }
+            // The test harness's own `--logfile FILE`, after `--`, writes FILE.
+            "cargo" if matches!(c.subcommand.as_str(), "test" | "t" | "bench") => {
+                let harness = c.argv.iter().skip_while(|a| *a != "--").skip(1);
+                let mut next = false;
+                for a in harness {
+                    let path = if next {
+                        next = false;
+                        Some(a.as_str())
+                    } else if a == "--logfile" {
+                        next = true;
+                        None
+                    } else {
+                        a.strip_prefix("--logfile=")
+                    };
+                    if let Some(p) = path {
+                        for cwd in &ctx.cwds {
+                            c.writes.push(Word::lit(p).to_path(cwd, &home));
+                        }
+                    }
+                }
+            }
             // GNU tar reads an archive named `[USER@]HOST:FILE` from HOST over
             // rsh or ssh (unless `--force-local`).
             "tar" if !c.argv.iter().any(|a| a == "--force-local") => {
