@@ -867,3 +867,28 @@ fn parallel_puts_its_arguments_in_its_command() {
     let fx = effects(&reg, &bash("parallel echo ::: a b"));
     assert!(fx.exact, "{:?}", fx.unknown);
 }
+
+#[test]
+fn a_pathspec_git_matches_itself_is_not_known_here() {
+    let reg = registry();
+    for script in [
+        "git log -p -- '.en?'",
+        "git log -p -- ':(literal).env'",
+        "git show HEAD -- '*.env'",
+        "git --icase-pathspecs log -p -- .ENV",
+        "git grep --no-index -e . -- '.e*'",
+        "git grep foo -- '*env'",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(!fx.exact, "{script}");
+    }
+    for script in [
+        "git grep 'foo.*bar'",
+        "git grep -e 'a*b' src",
+        "git log -p -- src",
+        "git log --grep='fix*'",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(fx.exact, "{script}: {:?}", fx.unknown);
+    }
+}

@@ -2073,6 +2073,47 @@ impl Analyzer<'_, '_> {
             {
                 c.tags.push("credentials".into());
             }
+            // git matches a glob or a magic pathspec (`'*.env'`, `'.en?'`,
+            // `':(icase).ENV'`) itself, against files the call does not name.
+            "git"
+                if matches!(
+                    c.subcommand.as_str(),
+                    "log"
+                        | "show"
+                        | "diff"
+                        | "grep"
+                        | "diff-tree"
+                        | "diff-index"
+                        | "diff-files"
+                        | "whatchanged"
+                        | "format-patch"
+                        | "archive"
+                        | "blame"
+                        | "ls-files"
+                        | "ls-tree"
+                ) && (c.argv.iter().any(|a| {
+                    a == "--glob-pathspecs" || a == "--icase-pathspecs" || a == "--noglob-pathspecs"
+                }) || operands
+                    .iter()
+                    // `git grep PATTERN PATHSPEC…`: the first is a pattern, unless `-e`/`-f` gave it.
+                    .skip(usize::from(
+                        c.subcommand == "grep"
+                            && !c.options.iter().any(|o| {
+                                matches!(o.as_str(), "-e" | "-f" | "--and" | "--or" | "--not")
+                            }),
+                    ))
+                    .any(|w| {
+                        w.literal().is_some_and(|l| {
+                            l.contains(['*', '?', '['])
+                                || [":(", ":!", ":^"].iter().any(|m| l.starts_with(m))
+                        })
+                    })) =>
+            {
+                reasons.push(format!(
+                    "`git {}` matches its pathspecs itself, so the files it reads are not known here",
+                    c.subcommand
+                ));
+            }
             // GNU parallel puts its arguments in place of `{}`, `{.}`, `{1}`, …
             // (and `{= PERL =}` runs Perl), and takes them from files too.
             "parallel" => {
