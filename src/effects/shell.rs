@@ -2114,6 +2114,12 @@ impl Analyzer<'_, '_> {
                     c.subcommand
                 ));
             }
+            // MSBuild properties that are commands or name targets files to
+            // import (`-p:PreBuildEvent=CMD`, `-p:CustomBeforeMicrosoftCommonTargets=F`).
+            "dotnet" | "msbuild" if msbuild_code_property(&c.argv) => {
+                c.tags.push(INLINE_CODE.into());
+                c.runs_code = true;
+            }
             // GNU parallel puts its arguments in place of `{}`, `{.}`, `{1}`, …
             // (and `{= PERL =}` runs Perl), and takes them from files too.
             "parallel" => {
@@ -2573,6 +2579,41 @@ fn is_system_program(path: &str) -> bool {
 }
 
 /// Whether jq filter text names the environment: `env` or `$ENV` as a word.
+/// Whether an MSBuild property given on the command line is a command or
+/// names a file to import (`-p:PreBuildEvent=CMD`, `-p
+/// CustomBeforeMicrosoftCommonTargets=FILE`): a name ending in `Event`,
+/// `Targets`, `Props`, `Path`, `Command`, `Exec` or `Arguments`.
+fn msbuild_code_property(argv: &[String]) -> bool {
+    let code = |body: &str| {
+        body.split(';').any(|kv| {
+            let name = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
+            [
+                "event",
+                "targets",
+                "props",
+                "path",
+                "command",
+                "exec",
+                "arguments",
+            ]
+            .iter()
+            .any(|s| name.ends_with(s))
+        })
+    };
+    argv.iter()
+        .skip(1)
+        .zip(argv.iter().skip(2).map(Some).chain([None]))
+        .any(|(a, next)| {
+            let attached = ["-p:", "/p:", "--property:", "-property:", "/property:"]
+                .iter()
+                .find_map(|p| a.strip_prefix(p));
+            match attached {
+                Some(body) => code(body),
+                None => matches!(a.as_str(), "-p" | "--property") && next.is_some_and(|n| code(n)),
+            }
+        })
+}
+
 /// The paths of an option whose values are `KEY=PATH[,KEY=PATH…]`
 /// (`rustc --emit=link=PATH`, `helm --set-file NAME=PATH`), given as
 /// `OPTION VALUE` or `OPTION=VALUE`, in each folder the command may run in.
