@@ -509,7 +509,7 @@ fn a_name_or_number_the_shell_evaluates_runs_the_substitutions_in_it() {
         "[[ ${#x} -gt 3 ]]",
         "[[ $((1 + 2)) -eq 3 ]]",
         "[[ 3 -eq 3 ]]",
-        "[[ $x == 'a[$(id)]' ]]",
+        "[[ abc == 'a[$(id)]' ]]",
         "printf -v out '%s' hi",
         "printf '%s' 'a[$(id)]'",
         "read -r line < README.md",
@@ -887,6 +887,29 @@ fn a_pathspec_git_matches_itself_is_not_known_here() {
         "git grep -e 'a*b' src",
         "git log -p -- src",
         "git log --grep='fix*'",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(fx.exact, "{script}: {:?}", fx.unknown);
+    }
+}
+
+#[test]
+fn a_value_compared_tells_what_it_is() {
+    let reg = registry();
+    for script in [
+        "[[ $GITHUB_TOKEN == ghp_a* ]] && echo y",
+        "[[ ${AWS_SECRET_ACCESS_KEY:0:1} = A ]]",
+        "case $GITHUB_TOKEN in ghp_a*) echo y;; esac",
+        "[[ $x == 'a[$(id)]' ]]",
+    ] {
+        let fx = effects(&reg, &bash(script));
+        assert!(!fx.exact && !fx.runs_code, "{script}: {fx:?}");
+    }
+    for script in [
+        "[[ abc == a* ]] && echo y",
+        "[[ $# -eq 0 ]] && echo none",
+        "[[ -f README.md ]]",
+        "case x in x) echo y;; esac",
     ] {
         let fx = effects(&reg, &bash(script));
         assert!(fx.exact, "{script}: {:?}", fx.unknown);

@@ -589,8 +589,28 @@ impl Analyzer<'_, '_> {
                 ) {
                     self.evaluated_text(&a, "an arithmetic comparison");
                     self.evaluated_text(&b, "an arithmetic comparison");
+                } else {
+                    self.compared(&a);
+                    self.compared(&b);
                 }
             }
+        }
+    }
+
+    /// A value compared with a string or a pattern (`[[ $TOKEN == ghp_a* ]]`,
+    /// `case $TOKEN in …`): what the call prints or does next tells part of
+    /// it, as printing it would, so a value not known here makes the call
+    /// inexact, as it does in a command's arguments.
+    fn compared(&mut self, w: &Word) {
+        let unknown = w
+            .parts
+            .iter()
+            .any(|p| matches!(p, super::word::Part::Unknown { .. }));
+        if unknown && !numeric_expansion(&w.raw) {
+            self.fx.inexact(format!(
+                "`{}` is compared, and its value is not known here",
+                snippet(&w.raw)
+            ));
         }
     }
 
@@ -630,7 +650,8 @@ impl Analyzer<'_, '_> {
                 Flow::same(&union(cwds, &union(&body.ok, &body.fail)))
             }
             ast::CompoundCommand::CaseClause(c) => {
-                self.word(&c.value, cwds, wrappers, depth);
+                let value = self.word(&c.value, cwds, wrappers, depth);
+                self.compared(&value);
                 let mut all = cwds.to_vec();
                 for item in &c.cases {
                     for p in &item.patterns {
