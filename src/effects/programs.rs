@@ -263,8 +263,9 @@ pub fn awk_is_plain(program: &str) -> bool {
                 let word: String = s[start..i].iter().collect();
                 match word.as_str() {
                     // `ARGV[1] = "~/.ssh/id_rsa"`: the program picks the files it reads.
+                    // gawk's `SYMTAB["ENVIRON"]` is ENVIRON by another name.
                     "system" | "getline" | "close" | "ENVIRON" | "PROCINFO" | "fflush" | "ARGV"
-                    | "ARGC" => {
+                    | "ARGC" | "SYMTAB" => {
                         return false;
                     }
                     "print" | "printf" => in_print = Some(depth),
@@ -359,6 +360,7 @@ mod tests {
             "BEGIN{\"id\" | getline x; print x}",
             "BEGIN{while ((getline l < \".env\") > 0) print l}",
             "BEGIN{print ENVIRON[\"AWS_SECRET_ACCESS_KEY\"]}",
+            "BEGIN{print SYMTAB[\"ENVIRON\"][\"AWS_SECRET_ACCESS_KEY\"]}",
             "BEGIN{ARGV[1]=\"/home/dev/.ssh/id_rsa\";ARGC=2}1",
             "BEGIN{ARGV[ARGC++]=\"/proc/self/environ\"}1",
             "@include \"x.awk\"",

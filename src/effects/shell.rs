@@ -2084,6 +2084,16 @@ impl Analyzer<'_, '_> {
                 let paths = keyed_paths(&c.argv, "--set-file", &ctx.cwds, &home);
                 c.reads.extend(paths);
             }
+            // `gh config get oauth_token` prints the token where gh keeps it in
+            // its configuration file.
+            "gh" if c.subcommand == "config get"
+                && operands.iter().any(|w| {
+                    w.literal()
+                        .is_none_or(|k| k.to_ascii_lowercase().contains("token"))
+                }) =>
+            {
+                c.tags.push("credentials".into());
+            }
             // Gradle's `properties` task prints every property, the values of
             // ~/.gradle/gradle.properties (registry and signing secrets) included.
             "gradle" | "gradlew"
