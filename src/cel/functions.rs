@@ -44,18 +44,18 @@ pub struct PatternCache {
     regexes: HashMap<String, Regex>,
     glob_lists: HashMap<String, Arc<PathGlobs>>,
     /// `lists` as a CEL value, for the lists it was made from (by identity):
-    /// made once for every expression of a load that reads `lists` whole.
-    lists_value: Option<(Lists, ::cel::Value)>,
+    /// made once for every expression of a load that reads `lists`.
+    lists_value: OnceLock<(Lists, ::cel::Value)>,
 }
 
 /// The named lists of a load.
 type Lists = Arc<BTreeMap<String, Vec<String>>>;
 
 impl PatternCache {
-    /// `lists` as a CEL value: made on the first call for these lists, then
-    /// shared (a CEL map is reference-counted).
-    pub(crate) fn lists_value(&mut self, lists: &Lists) -> Value {
-        if let Some((of, value)) = &self.lists_value
+    /// `lists` as a CEL value: made on the first call, then shared for those
+    /// lists (a CEL map is reference-counted).
+    pub(crate) fn lists_value(&self, lists: &Lists) -> Value {
+        if let Some((of, value)) = self.lists_value.get()
             && Arc::ptr_eq(of, lists)
         {
             return value.clone();
@@ -64,7 +64,7 @@ impl PatternCache {
             .ok()
             .and_then(|j| ::cel::to_value(j).ok())
             .unwrap_or(Value::Null);
-        self.lists_value = Some((Arc::clone(lists), value.clone()));
+        let _ = self.lists_value.set((Arc::clone(lists), value.clone()));
         value
     }
 }

@@ -482,18 +482,12 @@ impl CelEnv {
             )
         };
         let arg_keys = walk.arg_reads.iter().map(|(k, _, _)| k.clone()).collect();
-        let lists_value = walk
-            .idents
-            .iter()
-            .any(|(n, _)| n == "lists")
-            .then(|| cache.lists_value(cx.lists));
         let plan = plan::plan(
             &ast,
             &plan::PlanCtx {
                 cache,
                 lists: cx.lists,
                 case_insensitive: cx.case_insensitive,
-                lists_value,
             },
         );
         Ok(Expression {

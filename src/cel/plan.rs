@@ -262,18 +262,15 @@ pub struct PlanCtx<'a> {
     /// Compiled literal patterns.
     pub cache: &'a PatternCache,
     /// The named lists.
-    pub lists: &'a std::collections::BTreeMap<String, Vec<String>>,
+    pub lists: &'a Arc<std::collections::BTreeMap<String, Vec<String>>>,
     /// Whether path globs ignore case.
     pub case_insensitive: bool,
-    /// `lists` as a CEL value, when the caller made it already.
-    pub lists_value: Option<Value>,
 }
 
 struct Planner<'a> {
     cx: &'a PlanCtx<'a>,
     scopes: Vec<(String, usize)>,
     locals: usize,
-    lists: OnceCell<Value>,
 }
 
 /// Plans a parsed expression.
@@ -285,7 +282,6 @@ pub fn plan(expr: &IdedExpr, cx: &PlanCtx<'_>) -> Result<Plan, String> {
         cx,
         scopes: Vec::new(),
         locals: 0,
-        lists: OnceCell::new(),
     };
     let root = p.node(expr, 0)?;
     Ok(Plan {
@@ -320,17 +316,7 @@ impl Planner<'_> {
     }
 
     fn lists_value(&self) -> Value {
-        if let Some(v) = &self.cx.lists_value {
-            return v.clone();
-        }
-        self.lists
-            .get_or_init(|| {
-                serde_json::to_value(self.cx.lists)
-                    .ok()
-                    .and_then(|j| ::cel::to_value(j).ok())
-                    .unwrap_or(Value::Null)
-            })
-            .clone()
+        self.cx.cache.lists_value(self.cx.lists)
     }
 
     fn node(&mut self, e: &IdedExpr, depth: usize) -> Result<Node, String> {

@@ -1599,6 +1599,10 @@ impl Analyzer<'_, '_> {
                 ctx.in_place = Some(value.clone());
                 continue;
             }
+            // An optional file list given no value is standard input (`xz --files`).
+            if opt.value == Some(Kind::FileList) && value.is_none() {
+                values.push((Kind::FileList, Word::lit("-")));
+            }
             if let (Some(kind), Some(v)) = (opt.value, value) {
                 if kind == Kind::Cwd {
                     ctx.cwds = ctx
@@ -1848,9 +1852,7 @@ impl Analyzer<'_, '_> {
         reasons: &mut Vec<String>,
     ) {
         let home = self.home().to_string();
-        let paths_of = |w: &Word, ctx: &SpecRun| -> Vec<String> {
-            ctx.cwds.iter().map(|cwd| w.to_path(cwd, &home)).collect()
-        };
+        let paths_of = |w: &Word, ctx: &SpecRun| ctx.paths(w, &home);
         match kind {
             Kind::Value | Kind::Pattern | Kind::Assignments => {}
             Kind::Read | Kind::Write | Kind::Delete | Kind::Dest => {
@@ -1974,9 +1976,21 @@ impl Analyzer<'_, '_> {
     }
 
     /// tar: an archive created is written, not read; extracting writes the
-    /// folder it runs in.
+    /// folder it runs in; an archive named `[USER@]HOST:FILE` is read from
+    /// HOST over rsh or ssh (unless `--force-local`).
     fn tar(&mut self, c: &mut Command, ctx: &SpecRun, operands: &[Word]) {
         let home = self.home().to_string();
+        if !c.argv.iter().any(|a| a == "--force-local") {
+            for a in c.argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+                if let Some((host, _)) = a.split_once(':')
+                    && !host.is_empty()
+                    && !host.contains('/')
+                {
+                    let host = host.rsplit('@').next().unwrap_or(host);
+                    c.fetches.push(urls::parse_fetch(&format!("ssh://{host}")));
+                }
+            }
+        }
         let creates = c.options.iter().any(|o| {
             matches!(
                 o.as_str(),
@@ -1990,15 +2004,7 @@ impl Analyzer<'_, '_> {
         if creates {
             // The archive (`-f`) is written, not read.
             let archive: Vec<String> = c.reads.drain(..).collect();
-            let files: Vec<String> = operands
-                .iter()
-                .flat_map(|w| {
-                    ctx.cwds
-                        .iter()
-                        .map(|cwd| w.to_path(cwd, &home))
-                        .collect::<Vec<_>>()
-                })
-                .collect();
+            let files: Vec<String> = operands.iter().flat_map(|w| ctx.paths(w, &home)).collect();
             for p in archive {
                 if files.contains(&p) || ctx.listed.contains(&p) {
                     c.reads.push(p);
@@ -2081,7 +2087,7 @@ impl Analyzer<'_, '_> {
             }
             // `helm --set-file KEY=PATH[,…]` reads each PATH into the values.
             "helm" => {
-                let paths = keyed_paths(&c.argv, "--set-file", &ctx.cwds, &home);
+                let paths = keyed_paths(&c.argv, "--set-file", ctx, &home);
                 c.reads.extend(paths);
             }
             // `gh config get oauth_token` prints the token where gh keeps it in
@@ -2173,52 +2179,15 @@ impl Analyzer<'_, '_> {
             }
             // `--emit=KIND=PATH[,…]` writes each PATH.
             "rustc" => {
-                let paths = keyed_paths(&c.argv, "--emit", &ctx.cwds, &home);
+                let paths = keyed_paths(&c.argv, "--emit", ctx, &home);
                 c.writes.extend(paths);
             }
             // The test harness's own `--logfile FILE`, after `--`, writes FILE.
             "cargo" if matches!(c.subcommand.as_str(), "test" | "t" | "bench") => {
                 let harness = c.argv.iter().skip_while(|a| *a != "--").skip(1);
-                let mut next = false;
-                for a in harness {
-                    let path = if next {
-                        next = false;
-                        Some(a.as_str())
-                    } else if a == "--logfile" {
-                        next = true;
-                        None
-                    } else {
-                        a.strip_prefix("--logfile=")
-                    };
-                    if let Some(p) = path {
-                        for cwd in &ctx.cwds {
-                            c.writes.push(Word::lit(p).to_path(cwd, &home));
-                        }
-                    }
+                for p in option_values(harness, "--logfile") {
+                    c.writes.extend(ctx.paths(&Word::lit(p), &home));
                 }
-            }
-            // GNU tar reads an archive named `[USER@]HOST:FILE` from HOST over
-            // rsh or ssh (unless `--force-local`).
-            "tar" if !c.argv.iter().any(|a| a == "--force-local") => {
-                for a in c.argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
-                    if let Some((host, _)) = a.split_once(':')
-                        && !host.is_empty()
-                        && !host.contains('/')
-                    {
-                        let host = host.rsplit('@').next().unwrap_or(host);
-                        c.fetches.push(urls::parse_fetch(&format!("ssh://{host}")));
-                    }
-                }
-                self.tar(c, ctx, operands);
-            }
-            // Names of the files to read on standard input: any file.
-            "zip" if c.options.iter().any(|o| o == "-@" || o == "--names-stdin") => {
-                c.reads.push(ANY_PATH.to_string());
-            }
-            "xz" | "lzma" | "unxz" | "xzcat" | "lzcat"
-                if c.options.iter().any(|o| o == "--files" || o == "--files0") =>
-            {
-                c.reads.push(ANY_PATH.to_string());
             }
             // `--batch` prints the objects named on standard input (`HEAD:.env`).
             "git"
@@ -2258,7 +2227,6 @@ impl Analyzer<'_, '_> {
             {
                 c.tags.push(INLINE_CODE.into());
             }
-            // jq's `env` and `$ENV` are the environment.
             "jq" | "gojq" | "jaq" | "yq" => {
                 // jq's `env` and `$ENV`; yq's `env(NAME)`, `strenv` and `envsubst`.
                 if operands.iter().any(|w| {
@@ -2310,15 +2278,7 @@ impl Analyzer<'_, '_> {
                 let starts: Vec<String> = if operands.is_empty() {
                     ctx.cwds.clone()
                 } else {
-                    operands
-                        .iter()
-                        .flat_map(|w| {
-                            ctx.cwds
-                                .iter()
-                                .map(|cwd| w.to_path(cwd, &home))
-                                .collect::<Vec<_>>()
-                        })
-                        .collect()
+                    operands.iter().flat_map(|w| ctx.paths(w, &home)).collect()
                 };
                 for s in &starts {
                     if !c.reads.contains(s) {
@@ -2567,6 +2527,13 @@ struct SpecRun {
     listed: Vec<String>,
 }
 
+impl SpecRun {
+    /// A word as a path in each folder the command may run in.
+    fn paths(&self, w: &Word, home: &str) -> Vec<String> {
+        self.cwds.iter().map(|cwd| w.to_path(cwd, home)).collect()
+    }
+}
+
 /// Redirection effects waiting for their command.
 #[derive(Default)]
 struct Pending {
@@ -2609,7 +2576,6 @@ fn is_system_program(path: &str) -> bool {
     SYSTEM_DIRS.iter().any(|d| clean.starts_with(d)) && !clean.contains("..")
 }
 
-/// Whether jq filter text names the environment: `env` or `$ENV` as a word.
 /// Whether an MSBuild property given on the command line is a command or
 /// names a file to import (`-p:PreBuildEvent=CMD`, `-p
 /// CustomBeforeMicrosoftCommonTargets=FILE`): a name ending in `Event`,
@@ -2645,27 +2611,30 @@ fn msbuild_code_property(argv: &[String]) -> bool {
         })
 }
 
-/// The paths of an option whose values are `KEY=PATH[,KEY=PATH…]`
-/// (`rustc --emit=link=PATH`, `helm --set-file NAME=PATH`), given as
-/// `OPTION VALUE` or `OPTION=VALUE`, in each folder the command may run in.
-fn keyed_paths(argv: &[String], option: &str, cwds: &[String], home: &str) -> Vec<String> {
+/// The values of a long option among `args`, given as `OPTION VALUE` or
+/// `OPTION=VALUE`.
+fn option_values<'a>(args: impl IntoIterator<Item = &'a String>, option: &str) -> Vec<&'a str> {
     let mut values = Vec::new();
-    let mut args = argv.iter().skip(1);
+    let mut args = args.into_iter();
     while let Some(a) = args.next() {
         if a == option {
-            values.extend(args.next().cloned());
+            values.extend(args.next().map(String::as_str));
         } else if let Some(v) = a.strip_prefix(option).and_then(|v| v.strip_prefix('=')) {
-            values.push(v.to_string());
+            values.push(v);
         }
     }
     values
-        .iter()
+}
+
+/// The paths of an option whose values are `KEY=PATH[,KEY=PATH…]`
+/// (`rustc --emit=link=PATH`, `helm --set-file NAME=PATH`), in each folder
+/// the command may run in.
+fn keyed_paths(argv: &[String], option: &str, ctx: &SpecRun, home: &str) -> Vec<String> {
+    option_values(argv.iter().skip(1), option)
+        .into_iter()
         .flat_map(|v| v.split(','))
         .filter_map(|item| item.split_once('=').map(|(_, path)| path))
-        .flat_map(|path| {
-            cwds.iter()
-                .map(move |cwd| Word::lit(path).to_path(cwd, home))
-        })
+        .flat_map(|path| ctx.paths(&Word::lit(path), home))
         .collect()
 }
 
@@ -2687,6 +2656,7 @@ fn loads_files(text: &str) -> bool {
         })
 }
 
+/// Whether jq filter text names the environment: `env` or `$ENV` as a word.
 fn mentions_env(text: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices("env")
