@@ -201,3 +201,11 @@ printf '  %-44s median %8.2f ms   peak RSS %8s kB\n' \
     "cedar authorize ($((rules + 1)) policies)" "${median[cedar]}" "${rss[cedar]}"
 awk -v h="${median[hook]}" -v e="${median[explain]}" -v c="${median[cedar]}" \
     'BEGIN {printf "  ratios: hook/cedar %.2f×   explain/cedar %.2f×\n", h / c, e / c}'
+# How much of the hot path build/hot-functions.txt lists the binary has: the
+# linker places those functions together (build.rs); a low share means the list
+# is stale (run build/hot-functions.sh) and peak RSS grows back.
+if command -v nm >/dev/null; then
+    listed=$(grep -vc '^#' "$root/build/hot-functions.txt" || true)
+    found=$(nm "$zp" 2>/dev/null | awk 'NR == FNR {if ($0 !~ /^#/) h[$1] = 1; next} ($3 in h) {n++} END {print n + 0}' "$root/build/hot-functions.txt" -)
+    echo "  hot functions placed together: $found of the $listed build/hot-functions.txt lists"
+fi
