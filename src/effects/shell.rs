@@ -69,6 +69,8 @@ const CODE_VARS: &[&str] = &[
     "GIT_TEMPLATE_DIR",
     "GIT_PROXY_COMMAND",
     "SSH_ASKPASS",
+    // A kubeconfig's `users[].user.exec` names a program kubectl runs.
+    "KUBECONFIG",
     "PAGER",
     "MANPAGER",
     "EDITOR",
@@ -198,6 +200,80 @@ const CODE_VAR_SUFFIXES: &[&str] = &[
     "PATH",
     "_HOME",
     "_EXEC_PREFIX",
+];
+/// make's variables for the programs its rules run (GNU make's built-in rules
+/// and the GNU coding standards' conventions): `make RM=… clean` runs that.
+const MAKE_PROGRAM_VARS: &[&str] = &[
+    "AR",
+    "AS",
+    "CC",
+    "CXX",
+    "CPP",
+    "FC",
+    "F77",
+    "M2C",
+    "PC",
+    "CO",
+    "GET",
+    "LEX",
+    "YACC",
+    "LINT",
+    "MAKEINFO",
+    "TEX",
+    "TEXI2DVI",
+    "WEAVE",
+    "CWEAVE",
+    "TANGLE",
+    "CTANGLE",
+    "RM",
+    "LD",
+    "MAKE",
+    "SHELL",
+    "INSTALL",
+    "INSTALL_PROGRAM",
+    "INSTALL_DATA",
+    "INSTALL_SCRIPT",
+    "MKDIR",
+    "MKDIR_P",
+    "CP",
+    "MV",
+    "LN",
+    "LN_S",
+    "SED",
+    "GREP",
+    "EGREP",
+    "AWK",
+    "PYTHON",
+    "PERL",
+    "RUBY",
+    "NODE",
+    "NPM",
+    "GO",
+    "CARGO",
+    "RUSTC",
+    "JAVA",
+    "JAVAC",
+    "STRIP",
+    "OBJCOPY",
+    "OBJDUMP",
+    "NM",
+    "RANLIB",
+    "PKG_CONFIG",
+    "DOCKER",
+    "CHMOD",
+    "TAR",
+    "GZIP",
+    "CURL",
+    "WGET",
+    "GIT",
+    "BASH",
+    "SH",
+    "ECHO",
+    "TOUCH",
+    "CAT",
+    "DIFF",
+    "FIND",
+    "XARGS",
 ];
 /// Folders whose programs are the system's, not the workspace's.
 const SYSTEM_DIRS: &[&str] = &[
@@ -1368,12 +1444,29 @@ impl Analyzer<'_, '_> {
             }
         }
         if matches!(base.as_str(), "make" | "gmake") {
-            // `make SHELL=… CC=… x`: an override that names the program a recipe runs.
+            // `make SHELL=… CC=… RM=… x`: an override that names the program a
+            // recipe runs; and since any variable may stand in a recipe's
+            // command, one whose value is more than a plain word (`ARGS='-r
+            // x.js'`, `prefix=/elsewhere`) is code the call gives.
             for w in &words[1..] {
-                if let Some((var, _)) = w.literal().as_deref().and_then(|l| l.split_once('='))
-                    && (is_code_var(var) || var == ".SHELLFLAGS")
+                let literal = w.literal();
+                let Some((var, value)) = literal.as_deref().and_then(|l| l.split_once('=')) else {
+                    continue;
+                };
+                let name = var.trim_end_matches(['+', ':', '?', '!']);
+                if !(name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '.')) {
+                    continue;
+                }
+                let plain = !value.starts_with('-')
+                    && value
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_.,+=:-".contains(c));
+                if is_code_var(name)
+                    || name == ".SHELLFLAGS"
+                    || MAKE_PROGRAM_VARS.contains(&name)
+                    || !plain
                 {
-                    self.code_var(var);
+                    self.code_var(name);
                 }
             }
         }
@@ -1474,6 +1567,7 @@ impl Analyzer<'_, '_> {
             layout: None,
             not_read_only: false,
             code_given: false,
+            code_by_tag: false,
             options_unknown: false,
             operand: false,
             in_place: None,
@@ -1567,6 +1661,7 @@ impl Analyzer<'_, '_> {
         if spec.tags.iter().any(|t| t == "runs-code") {
             c.runs_code = true;
             ctx.code_given = true;
+            ctx.code_by_tag = true;
         }
         let parsed = spec.parse_words(args);
         reasons.extend(parsed.unknown.iter().cloned());
@@ -1677,10 +1772,17 @@ impl Analyzer<'_, '_> {
         }
         let (mut kinds, overflow) = assign(layout, operands.len());
         if ctx.code_given {
-            // `sh -c SCRIPT arg0 …`, `python -c CODE arg`: the operands are its arguments.
+            // `sh -c SCRIPT arg0 …`, `python -c CODE arg`: the operands are its
+            // arguments. A program that always runs code (`pytest FILE`, `deno
+            // test URL`) reads its code operands as files, or fetches them.
+            let file = if ctx.code_by_tag {
+                Kind::Read
+            } else {
+                Kind::Value
+            };
             for k in &mut kinds {
                 if *k == Kind::Code {
-                    *k = Kind::Value;
+                    *k = file;
                 }
             }
         }
@@ -1853,6 +1955,18 @@ impl Analyzer<'_, '_> {
     ) {
         let home = self.home().to_string();
         let paths_of = |w: &Word, ctx: &SpecRun| ctx.paths(w, &home);
+        // A file a program reads or runs may be given as a URL (`xmllint
+        // http://…`, `helm -f https://…`, `kubectl get -f http://…`): fetched.
+        if matches!(kind, Kind::Read | Kind::Code)
+            && let Some(url) = w.literal().filter(|l| is_url(l))
+        {
+            c.fetches.push(urls::parse_fetch(&url));
+            if kind == Kind::Code {
+                c.runs_code = true;
+                c.fetched_input = true;
+            }
+            return;
+        }
         match kind {
             Kind::Value | Kind::Pattern | Kind::Assignments => {}
             Kind::Read | Kind::Write | Kind::Delete | Kind::Dest => {
@@ -2073,15 +2187,20 @@ impl Analyzer<'_, '_> {
             {
                 c.tags.push("credentials".into());
             }
-            // `kubectl get secret x -o yaml` prints the secret's data.
+            // `kubectl get secret x -o yaml` prints the secret's data; so may
+            // `get --raw /api/v1/…/secrets` and `get -f FILE` (the live objects
+            // the file names, Secrets among them).
             "kubectl"
                 if matches!(c.subcommand.as_str(), "get" | "describe" | "edit")
-                    && operands.iter().any(|w| {
+                    && (operands.iter().any(|w| {
                         w.lit_prefix()
                             .to_ascii_lowercase()
                             .split([',', '/'])
                             .any(|r| r.starts_with("secret"))
-                    }) =>
+                    }) || c.options.iter().any(|o| {
+                        let name = o.split('=').next().unwrap_or(o);
+                        matches!(name, "--raw" | "-f" | "--filename" | "-k" | "--kustomize")
+                    })) =>
             {
                 c.tags.push("credentials".into());
             }
@@ -2151,6 +2270,13 @@ impl Analyzer<'_, '_> {
                     c.subcommand
                 ));
             }
+            // A property that names a program, a module or a file of code
+            // (`-DargLine=-javaagent:/x.jar`, `-Dmaven.ext.class.path=…`,
+            // `-DCMAKE_TOOLCHAIN_FILE=…`, `-DCMAKE_C_COMPILER_LAUNCHER=…`).
+            "mvn" | "mvnw" | "mvnd" | "gradle" | "gradlew" | "cmake" if defines_code(&c.argv) => {
+                c.tags.push(INLINE_CODE.into());
+                c.runs_code = true;
+            }
             // MSBuild properties that are commands or name targets files to
             // import (`-p:PreBuildEvent=CMD`, `-p:CustomBeforeMicrosoftCommonTargets=F`).
             "dotnet" | "msbuild" if msbuild_code_property(&c.argv) => {
@@ -2182,12 +2308,130 @@ impl Analyzer<'_, '_> {
                 let paths = keyed_paths(&c.argv, "--emit", ctx, &home);
                 c.writes.extend(paths);
             }
+            // Options handed to another program whole: the linker, assembler or
+            // preprocessor (`-Xlinker --plugin=F`, `-Wl,-o,F`), the programs gcc
+            // runs (`-B DIR`, `-wrapper`, `-specs=F`) or its plugins.
+            program
+                if is_c_compiler(program)
+                    && c.argv.iter().skip(1).any(|a| {
+                        [
+                            "-Wl,",
+                            "-Wa,",
+                            "-Wp,",
+                            "-Xlinker",
+                            "-Xassembler",
+                            "-Xpreprocessor",
+                            "-Xclang",
+                            "-fplugin",
+                            "-B",
+                            "-wrapper",
+                            "-specs",
+                            "--specs",
+                            "--ld-path",
+                            "-fuse-ld=/",
+                            "-fuse-ld=.",
+                        ]
+                        .iter()
+                        .any(|p| a.starts_with(p))
+                    }) =>
+            {
+                c.tags.push(INLINE_CODE.into());
+                c.runs_code = true;
+            }
+            // `cargo rustc -- -C linker=F`, `cmake --build B -- -f F`: the words
+            // after `--` are the compiler's or the build tool's own options.
+            "cargo" | "cmake"
+                if (c.subcommand == "rustc"
+                    || c.subcommand == "rustdoc"
+                    || c.options
+                        .iter()
+                        .any(|o| o == "--build" || o.starts_with("--build=")))
+                    && c.argv.iter().skip_while(|a| *a != "--").nth(1).is_some() =>
+            {
+                c.tags.push(INLINE_CODE.into());
+                c.runs_code = true;
+            }
+            // `npm test -- --testEnvironment=F`: the words after `--` go to the
+            // script's program, not known here; each path among them (or an
+            // option's value that is one) is read, so one outside the workspace
+            // shows.
+            "npm" | "pnpm" | "yarn" | "bun" if c.argv.iter().any(|a| a == "--") => {
+                for a in c.argv.iter().skip_while(|a| *a != "--").skip(1) {
+                    let value = a.split_once('=').map_or(a.as_str(), |(_, v)| v);
+                    if value.contains('/') || value.starts_with('~') {
+                        c.reads.extend(ctx.paths(&Word::lit(value), &home));
+                    }
+                }
+            }
+            // `go list -m HOST/PATH@VERSION` (and `get`, `install`, `run`, `mod
+            // download`): the module comes from the proxy or, direct, from HOST.
+            "go" if operands.iter().any(|w| {
+                w.literal().is_some_and(|l| {
+                    l.split_once('@')
+                        .is_some_and(|(m, _)| m.split('/').next().is_some_and(|h| h.contains('.')))
+                })
+            }) =>
+            {
+                for l in operands.iter().filter_map(|w| w.literal()) {
+                    if let Some((module, _)) = l.split_once('@')
+                        && module.split('/').next().is_some_and(|h| h.contains('.'))
+                    {
+                        c.fetches
+                            .push(urls::parse_fetch(&format!("https://{module}")));
+                    }
+                }
+                c.tags.push("network".into());
+            }
+            // pytest removes its `--basetemp` folder whole before the first test
+            // that asks for `tmp_path`; `--cov-report=TYPE:PATH` writes PATH.
+            "pytest" | "py.test" => {
+                let trees: Vec<String> = c.deletes.iter().map(|d| tree_of(d)).collect();
+                c.deletes.extend(trees);
+                for v in option_values(&c.argv, "--cov-report") {
+                    if let Some((_, path)) = v.split_once(':')
+                        && !path.is_empty()
+                    {
+                        c.writes.extend(ctx.paths(&Word::lit(path), &home));
+                    }
+                }
+            }
+            // `--reporter-option output=PATH` (mocha-junit-reporter's `mochaFile`,
+            // xunit's `output`) writes PATH.
+            "mocha" => {
+                let values = ["-O", "--reporter-option", "--reporter-options"]
+                    .iter()
+                    .flat_map(|o| option_values(&c.argv, o))
+                    .collect::<Vec<_>>();
+                for kv in values.iter().flat_map(|v| v.split(',')) {
+                    if let Some((key, path)) = kv.split_once('=')
+                        && ["output", "file", "mochafile", "outputfile", "outputpath"]
+                            .contains(&key.to_ascii_lowercase().as_str())
+                    {
+                        c.writes.extend(ctx.paths(&Word::lit(path), &home));
+                    }
+                }
+            }
+            // `ruff --config 'KEY = VALUE'` sets any setting (`cache-dir`,
+            // `extend`) from the call itself.
+            "ruff"
+                if option_values(&c.argv, "--config")
+                    .iter()
+                    .any(|v| v.contains('=')) =>
+            {
+                c.tags.push(INLINE_CODE.into());
+                c.read_only = false;
+            }
             // The test harness's own `--logfile FILE`, after `--`, writes FILE.
             "cargo" if matches!(c.subcommand.as_str(), "test" | "t" | "bench") => {
                 let harness = c.argv.iter().skip_while(|a| *a != "--").skip(1);
                 for p in option_values(harness, "--logfile") {
                     c.writes.extend(ctx.paths(&Word::lit(p), &home));
                 }
+            }
+            // `git symbolic-ref HEAD refs/heads/x` (two operands) changes HEAD.
+            "git" if c.subcommand == "symbolic-ref" && operands.len() >= 2 => {
+                c.read_only = false;
+                c.tags.push("vcs-write".into());
             }
             // `--batch` prints the objects named on standard input (`HEAD:.env`).
             "git"
@@ -2228,15 +2472,30 @@ impl Analyzer<'_, '_> {
                 c.tags.push(INLINE_CODE.into());
             }
             "jq" | "gojq" | "jaq" | "yq" => {
+                // The filter as the program gets it (`e''nv`, `$'\x65nv'`); one
+                // not known here, or read from a file (`-f`), may print the
+                // environment (and the call is not exact).
+                let texts: Vec<Option<String>> = operands.iter().map(|w| w.literal()).collect();
+                let from_file = c
+                    .options
+                    .iter()
+                    .any(|o| o == "-f" || o == "--from-file" || o.starts_with("--from-file="))
+                    || c.argv.iter().skip(1).any(|a| {
+                        a.starts_with('-') && !a.starts_with("--") && a.len() > 2 && a.contains('f')
+                    });
+                let unknown = from_file || texts.iter().any(Option::is_none);
                 // jq's `env` and `$ENV`; yq's `env(NAME)`, `strenv` and `envsubst`.
-                if operands.iter().any(|w| {
-                    mentions_env(&w.raw) || w.raw.contains("strenv") || w.raw.contains("envsubst")
-                }) {
+                if unknown
+                    || texts
+                        .iter()
+                        .flatten()
+                        .any(|t| mentions_env(t) || t.contains("strenv") || t.contains("envsubst"))
+                {
                     c.tags.push("credentials".into());
                 }
                 // jq's `import`/`include` and yq's `load(…)` read the files they
                 // name, which the expression spells as it likes.
-                if operands.iter().any(|w| loads_files(&w.raw)) {
+                if texts.iter().flatten().any(|t| loads_files(t)) {
                     c.reads.push(ANY_PATH.to_string());
                 }
             }
@@ -2324,31 +2583,45 @@ impl Analyzer<'_, '_> {
             "rg" | "grep" | "egrep" | "fgrep" | "ag" => {
                 // A glob filter (`rg -g .env`, `grep -r --include=.env`) names files:
                 // each tree read is also a read of the files it picks.
-                let filters: Vec<String> = c
-                    .argv
-                    .windows(2)
-                    .filter_map(|pair| {
-                        let (a, b) = (&pair[0], &pair[1]);
-                        matches!(a.as_str(), "-g" | "--glob" | "--iglob" | "--include" | "-G")
-                            .then(|| b.clone())
-                    })
-                    .chain(c.argv.iter().filter_map(|a| {
-                        ["--glob=", "--iglob=", "--include="]
-                            .iter()
-                            .find_map(|p| a.strip_prefix(p).map(str::to_string))
-                            .or_else(|| {
-                                a.strip_prefix("-g")
-                                    .filter(|r| !r.is_empty())
-                                    .map(str::to_string)
-                            })
-                    }))
-                    .map(|g| {
-                        g.trim_matches(['\'', '"'])
-                            .trim_start_matches('!')
-                            .to_string()
-                    })
-                    .filter(|g| !g.is_empty())
-                    .collect();
+                let filters: Vec<String> =
+                    c.argv
+                        .windows(2)
+                        .filter_map(|pair| {
+                            let (a, b) = (&pair[0], &pair[1]);
+                            matches!(a.as_str(), "-g" | "--glob" | "--iglob" | "--include" | "-G")
+                                .then(|| b.clone())
+                        })
+                        .chain(c.argv.iter().filter_map(|a| {
+                            ["--glob=", "--iglob=", "--include="]
+                                .iter()
+                                .find_map(|p| a.strip_prefix(p).map(str::to_string))
+                                .or_else(|| {
+                                    a.strip_prefix("-g")
+                                        .filter(|r| !r.is_empty())
+                                        .map(str::to_string)
+                                })
+                        }))
+                        // `rg --type-add 'NAME:GLOB,…' -tNAME` picks files by the type's globs.
+                        .chain(
+                            c.argv
+                                .windows(2)
+                                .filter(|pair| pair[0] == "--type-add")
+                                .map(|pair| pair[1].clone())
+                                .chain(c.argv.iter().filter_map(|a| {
+                                    a.strip_prefix("--type-add=").map(str::to_string)
+                                }))
+                                .filter_map(|def| def.split_once(':').map(|(_, g)| g.to_string()))
+                                .flat_map(|globs| {
+                                    globs.split(',').map(str::to_string).collect::<Vec<_>>()
+                                }),
+                        )
+                        .map(|g| {
+                            g.trim_matches(['\'', '"'])
+                                .trim_start_matches('!')
+                                .to_string()
+                        })
+                        .filter(|g| !g.is_empty())
+                        .collect();
                 let trees: Vec<String> = c
                     .reads
                     .iter()
@@ -2515,6 +2788,9 @@ struct SpecRun {
     layout: Option<Vec<super::catalog::Slot>>,
     not_read_only: bool,
     code_given: bool,
+    /// `code_given` only because the program always runs code (the tag
+    /// `runs-code`: a test runner's tests), not because the call gave it.
+    code_by_tag: bool,
     options_unknown: bool,
     /// The word being applied is an operand (not an option's value).
     operand: bool,
@@ -2611,6 +2887,86 @@ fn msbuild_code_property(argv: &[String]) -> bool {
         })
 }
 
+/// Whether `program` is a C or C++ compiler driver (`gcc`, `g++-13`, `clang`).
+fn is_c_compiler(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    ["gcc", "g++", "cc", "c++", "clang", "clang++"]
+        .iter()
+        .any(|p| name == *p || name.strip_prefix(p).is_some_and(|v| v.starts_with('-')))
+}
+
+/// Whether a word is a URL of a scheme programs fetch (`https://…`, `ftp://…`).
+fn is_url(word: &str) -> bool {
+    word.split_once("://").is_some_and(|(scheme, rest)| {
+        !rest.is_empty()
+            && ["http", "https", "ftp", "ftps"]
+                .iter()
+                .any(|s| scheme.eq_ignore_ascii_case(s))
+    })
+}
+
+/// Whether a property defined on a build tool's command line (`-DNAME=VALUE`,
+/// `-D NAME=VALUE`, `--define`, `--system-prop`; cmake's `-DNAME:TYPE=VALUE`)
+/// can make it run code: a value that is a path, a list, several words or an
+/// option (`-javaagent:…`), or a name that is a program, arguments, a search
+/// path or a file to include (`argLine`, `jvm`, `…LAUNCHER`, `…_FILE`).
+fn defines_code(argv: &[String]) -> bool {
+    const CODE_NAMES: &[&str] = &[
+        "path",
+        "argline",
+        "jvm",
+        "jvmargs",
+        "executable",
+        "args",
+        "arguments",
+        "command",
+        "exec",
+        "agent",
+        "launcher",
+        "compiler",
+        "linker",
+        "file",
+        "include",
+        "toolchain",
+        "wrapper",
+        "home",
+        "script",
+        "plugin",
+        "plugins",
+        "module",
+        "modules",
+    ];
+    let code = |def: &str| {
+        let (name, value) = def.split_once('=').unwrap_or((def, ""));
+        let name = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
+        let last = name.rsplit(['.', '_']).next().unwrap_or(&name);
+        CODE_NAMES.iter().any(|n| last == *n || name.ends_with(n))
+            || value.starts_with(['-', '@', '~'])
+            || value.contains(['/', '\\', ' ', '\t', ';', '$', '`', '|', '&'])
+    };
+    let mut args = argv.iter().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--" {
+            break;
+        }
+        let attached = ["--define=", "--system-prop="]
+            .iter()
+            .find_map(|p| a.strip_prefix(p))
+            .or_else(|| a.strip_prefix("-D").filter(|d| !d.is_empty()));
+        let def = match attached {
+            Some(d) => Some(d.to_string()),
+            None if matches!(a.as_str(), "-D" | "--define" | "--system-prop") => {
+                args.next().cloned()
+            }
+            None => None,
+        };
+        if def.is_some_and(|d| code(&d)) {
+            return true;
+        }
+    }
+    false
+}
+
 /// The values of a long option among `args`, given as `OPTION VALUE` or
 /// `OPTION=VALUE`.
 fn option_values<'a>(args: impl IntoIterator<Item = &'a String>, option: &str) -> Vec<&'a str> {
@@ -2656,13 +3012,14 @@ fn loads_files(text: &str) -> bool {
         })
 }
 
-/// Whether jq filter text names the environment: `env` or `$ENV` as a word.
+/// Whether jq filter text names the environment: `env` or `$ENV` (`$ ENV`) as a word.
 fn mentions_env(text: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices("env")
         .chain(text.match_indices("ENV"))
         .any(|(i, m)| {
-            let before = text[..i].chars().next_back();
+            // jq reads `$ ENV` as `$ENV`.
+            let before = text[..i].trim_end().chars().next_back();
             let after = text[i + m.len()..].chars().next();
             let starts = match before {
                 None => true,
