@@ -2147,6 +2147,22 @@ impl Analyzer<'_, '_> {
         reasons: &mut Vec<String>,
     ) {
         let home = self.home().to_string();
+        // `git log -L START,END:FILE` (`-L:FUNCTION:FILE`) prints FILE's lines.
+        if c.program == "git" && matches!(c.subcommand.as_str(), "log" | "whatchanged") {
+            let mut values: Vec<&str> = option_values(c.argv.iter().skip(1), "-L");
+            values.extend(
+                c.argv
+                    .iter()
+                    .filter_map(|a| a.strip_prefix("-L").filter(|v| !v.is_empty())),
+            );
+            let files: Vec<String> = values
+                .into_iter()
+                .filter_map(|v| v.rsplit_once(':').map(|(_, f)| f))
+                .filter(|f| !f.is_empty())
+                .flat_map(|f| ctx.paths(&Word::lit(f), &home))
+                .collect();
+            c.reads.extend(files);
+        }
         match c.program.as_str() {
             "dd" => {
                 for w in operands {
@@ -2211,6 +2227,31 @@ impl Analyzer<'_, '_> {
             }
             // `gh config get oauth_token` prints the token where gh keeps it in
             // its configuration file.
+            // npm 8 and older print a registry token asked for by name
+            // (`npm config get //registry.npmjs.org/:_authToken`).
+            "npm" | "pnpm" | "yarn"
+                if matches!(c.subcommand.as_str(), "config get" | "config" | "get")
+                    && operands.iter().any(|w| {
+                        w.literal().is_none_or(|k| {
+                            let k = k.to_ascii_lowercase();
+                            k.starts_with("//")
+                                || ["auth", "token", "password", "_pass", "cert", "key"]
+                                    .iter()
+                                    .any(|s| k.contains(s))
+                        })
+                    }) =>
+            {
+                c.tags.push("credentials".into());
+            }
+            // `go build -ldflags='-linkmode=external -extld=F'` runs F as the linker.
+            "go" if option_values(c.argv.iter().skip(1), "-ldflags")
+                .iter()
+                .chain(option_values(c.argv.iter().skip(1), "--ldflags").iter())
+                .any(|v| v.contains("extld") || v.contains("linkmode") || v.contains("tmpdir")) =>
+            {
+                c.tags.push(INLINE_CODE.into());
+                c.runs_code = true;
+            }
             "gh" if c.subcommand == "config get"
                 && operands.iter().any(|w| {
                     w.literal()
