@@ -1150,3 +1150,34 @@ fn a_hook_does_not_read_another_agents_manifest() {
     );
     assert!(said.contains("bogus"), "{said}");
 }
+
+#[test]
+fn a_glob_that_does_not_parse_fails_closed_in_a_hook() {
+    // The hook compiles a glob list when a call first compares a path with it:
+    // a broken glob makes the rules that compare with the list fail closed.
+    let env = Env::new("bad-glob");
+    let dir = env.policy(
+        "team",
+        "version: 1\nlists:\n  bad: [\"src/[\", \"**/.env\"]\nrules:\n  - id: no-bad\n    when: 'call.reads.exists(r, path_matches(r, lists.bad))'\n    action: deny\n    reason: a bad read\nrelax:\n  - id: reads\n    when: 'call.reads.all(r, !path_matches(r, lists.bad))'\n    reason: fine reads\n",
+    );
+    let manifests = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests");
+    let work = env.root.join("work");
+    let read = claude_event(&work, "Bash", &json!({"command": "cat README.md"}));
+    let run = env.hook("claude-code", &read, &[&dir, &manifests]);
+    assert_eq!(run.json(), claude("deny", "zero-policy: a bad read"));
+    // A call that compares no path with the list is decided as usual (it reads
+    // nothing, so the relax rule holds).
+    let fetch = claude_event(
+        &work,
+        "WebFetch",
+        &json!({"url": "https://example.com/", "prompt": "x"}),
+    );
+    let run = env.hook("claude-code", &fetch, &[&dir, &manifests]);
+    assert_eq!(run.json(), claude("allow", "zero-policy: fine reads"));
+    // `lint` reports the glob.
+    let out = env.zp(["lint".as_ref(), dir.as_os_str(), manifests.as_os_str()]);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(text.contains("invalid-glob"), "{text}");
+}

@@ -106,14 +106,16 @@ pub enum GlobError {
     },
 }
 
-/// Whether glob lists build their automata when first used rather than when
-/// loaded (`hook` and `serve` defer; `lint`, `test` and the library build all,
-/// so a list too complex to compile is a load error).
+/// Whether glob lists are compiled when first used rather than when loaded
+/// (`hook` and `explain` defer: one call compares a path with a few lists;
+/// `lint`, `test` and the library compile all, so a glob that does not parse,
+/// or a list too complex to compile, is a load error).
 static DEFERRED: AtomicBool = AtomicBool::new(false);
 
-/// Defers (or not) building glob lists' automata to their first use. A list
-/// whose automata then fail to build makes each rule that reads it fail
-/// closed, as a rule error.
+/// Defers (or not) compiling glob lists to their first use. A list that then
+/// fails to compile (a glob that does not parse, automata over their limit)
+/// makes each rule that reads it fail closed, as a rule error; `lint` reports
+/// the same list as a load error.
 pub fn defer_automata(deferred: bool) {
     DEFERRED.store(deferred, Ordering::Relaxed);
 }
@@ -122,8 +124,9 @@ pub fn defer_automata(deferred: bool) {
 #[derive(Clone)]
 pub struct PathGlobs {
     globs: Vec<String>,
-    /// Each glob's regex (the semantics of `GlobMatcher`).
-    regexes: Vec<String>,
+    /// Each glob's regex (the semantics of `GlobMatcher`), made when first
+    /// needed if the list is deferred.
+    regexes: OnceLock<Result<Vec<String>, GlobError>>,
     /// The globs' regexes as one set, for literal paths; `None` for no globs.
     set: OnceLock<Result<Option<meta::Regex>, GlobError>>,
     /// One anchored DFA per glob, built from the glob's own regex.
@@ -143,13 +146,20 @@ impl fmt::Debug for PathGlobs {
 }
 
 impl PathGlobs {
-    /// Compiles the globs into one set and one automaton per glob (when first
-    /// used, if [`defer_automata`] is on).
+    /// Compiles the globs into one set and one automaton per glob; if
+    /// [`defer_automata`] is on, nothing is compiled until the list is first
+    /// used, and a glob that does not parse is an error then.
     ///
     /// # Errors
     /// A glob does not parse, or the automaton goes over its size limit.
     pub fn new(globs: &[String], case_insensitive: bool) -> Result<PathGlobs, GlobError> {
-        PathGlobs::built(globs, case_insensitive, DEFERRED.load(Ordering::Relaxed))
+        if DEFERRED.load(Ordering::Relaxed) {
+            return Ok(PathGlobs::unbuilt(globs, case_insensitive));
+        }
+        let list = PathGlobs::unbuilt(globs, case_insensitive);
+        list.set()?;
+        list.dfas()?;
+        Ok(list)
     }
 
     /// As [`PathGlobs::new`], the automata built when first used: only a glob
@@ -158,43 +168,45 @@ impl PathGlobs {
     /// # Errors
     /// A glob does not parse.
     pub fn deferred(globs: &[String], case_insensitive: bool) -> Result<PathGlobs, GlobError> {
-        PathGlobs::built(globs, case_insensitive, true)
-    }
-
-    fn built(
-        globs: &[String],
-        case_insensitive: bool,
-        deferred: bool,
-    ) -> Result<PathGlobs, GlobError> {
-        let mut regexes = Vec::with_capacity(globs.len());
-        for (index, glob) in globs.iter().enumerate() {
-            let g = compile(glob, case_insensitive).map_err(|reason| GlobError::Invalid {
-                index,
-                glob: glob.clone(),
-                reason,
-            })?;
-            regexes.push(g.regex().to_string());
-        }
-        let list = PathGlobs {
-            globs: globs.to_vec(),
-            regexes,
-            set: OnceLock::new(),
-            dfas: OnceLock::new(),
-            case_insensitive,
-        };
-        if !deferred {
-            list.set()?;
-            list.dfas()?;
-        }
+        let list = PathGlobs::unbuilt(globs, case_insensitive);
+        list.regexes()?;
         Ok(list)
     }
 
+    fn unbuilt(globs: &[String], case_insensitive: bool) -> PathGlobs {
+        PathGlobs {
+            globs: globs.to_vec(),
+            regexes: OnceLock::new(),
+            set: OnceLock::new(),
+            dfas: OnceLock::new(),
+            case_insensitive,
+        }
+    }
+
+    fn regexes(&self) -> Result<&[String], GlobError> {
+        let made = self.regexes.get_or_init(|| {
+            let mut regexes = Vec::with_capacity(self.globs.len());
+            for (index, glob) in self.globs.iter().enumerate() {
+                let g =
+                    compile(glob, self.case_insensitive).map_err(|reason| GlobError::Invalid {
+                        index,
+                        glob: glob.clone(),
+                        reason,
+                    })?;
+                regexes.push(g.regex().to_string());
+            }
+            Ok(regexes)
+        });
+        made.as_deref().map_err(Clone::clone)
+    }
+
     fn set(&self) -> Result<Option<&meta::Regex>, GlobError> {
+        let regexes = self.regexes()?;
         let built = self.set.get_or_init(|| {
-            if self.regexes.is_empty() {
+            if regexes.is_empty() {
                 return Ok(None);
             }
-            let regexes: Vec<&str> = self.regexes.iter().map(String::as_str).collect();
+            let regexes: Vec<&str> = regexes.iter().map(String::as_str).collect();
             regex_set(&regexes)
                 .map(Some)
                 .map_err(|reason| GlobError::ListTooComplex {
@@ -206,10 +218,11 @@ impl PathGlobs {
     }
 
     fn dfas(&self) -> Result<&[Dfa], GlobError> {
+        let regexes = self.regexes()?;
         let built = self.dfas.get_or_init(|| {
-            let mut dfas = Vec::with_capacity(self.regexes.len());
+            let mut dfas = Vec::with_capacity(regexes.len());
             let mut total = 0usize;
-            for (index, regex) in self.regexes.iter().enumerate() {
+            for (index, regex) in regexes.iter().enumerate() {
                 let dfa = build_dfa(&[regex], PATTERN_DFA_LIMIT).map_err(|reason| {
                     GlobError::TooComplex {
                         index,
