@@ -653,6 +653,15 @@ impl Spec {
                 let attached = (!(rest.parts.is_empty()
                     || rest.literal().is_some_and(|s| s.is_empty())))
                 .then_some(rest);
+                // `-c=FILE`: getopt gives the value `=FILE`, most other parsers
+                // (argparse, commons-cli, yargs, pflag) `FILE`; both are taken.
+                if let Some(v) = &attached
+                    && v.lit_prefix().len() > 1
+                    && v.lit_prefix().starts_with('=')
+                {
+                    let stripped = Some(v.drop_prefix(1));
+                    self.take_value(words, i + 1, (index, format!("-{c}")), stripped, p);
+                }
                 return self.take_value(words, i + 1, (index, format!("-{c}")), attached, p);
             }
             p.options.push((index, None));

@@ -69,6 +69,9 @@ const CODE_VARS: &[&str] = &[
     "GIT_TEMPLATE_DIR",
     "GIT_PROXY_COMMAND",
     "SSH_ASKPASS",
+    // Other programs cargo runs.
+    "RUSTDOC",
+    "RUSTFMT",
     // A kubeconfig's `users[].user.exec` names a program kubectl runs.
     "KUBECONFIG",
     "PAGER",
@@ -184,6 +187,24 @@ const CODE_VAR_PREFIXES: &[&str] = &[
     "UV_",
     "POETRY_",
     "BUNDLE_",
+    // Build and test tools' own namespaces: `CMAKE_TOOLCHAIN_FILE`,
+    // `TOX_OVERRIDE`, `DOTNET_STARTUP_HOOKS`, `COVERAGE_PROCESS_START`,
+    // `MAVEN_ARGS`, `DOCKER_HOST` (an ssh host) and `DOCKER_CONFIG` (helpers).
+    "CMAKE_",
+    "CTEST_",
+    "TOX_",
+    "NOX_",
+    "DOTNET_",
+    "MSBUILD",
+    "COVERAGE_",
+    "MAVEN_",
+    "GRADLE_",
+    "JEST_",
+    "VITEST_",
+    "MOCHA_",
+    "DOCKER_",
+    "CONTAINER_",
+    "PODMAN_",
 ];
 /// Suffixes of such variables: flags given to compilers and tools
 /// (`RUSTFLAGS`, `CGO_CFLAGS`, `GNUMAKEFLAGS`, `MAVEN_OPTS`, `PYTEST_ADDOPTS`),
@@ -191,6 +212,17 @@ const CODE_VAR_PREFIXES: &[&str] = &[
 /// paths (`COMPILER_PATH`, `CLASSPATH`, `GOPATH`) and tool homes
 /// (`JAVA_HOME`, `GRADLE_USER_HOME`), whose programs and scripts then run.
 const CODE_VAR_SUFFIXES: &[&str] = &[
+    // Files a program reads its settings from or writes its reports to
+    // (`COVERAGE_FILE`, `JEST_JUNIT_OUTPUT_FILE`), commands it runs, and MSBuild
+    // properties, which it also takes from the environment (`PreBuildEvent`,
+    // `CustomBeforeMicrosoftCommonTargets`).
+    "_FILE",
+    "_CONFIG",
+    "_CMD",
+    "_COMMAND",
+    "Event",
+    "Targets",
+    "Props",
     "FLAGS",
     "_OPTS",
     "_OPTIONS",
@@ -1379,7 +1411,12 @@ impl Analyzer<'_, '_> {
         let mut c = Command {
             program: String::new(),
             path: words[0].raw.clone(),
-            argv: words.iter().map(|w| w.raw.clone()).collect(),
+            // The words as the program gets them (`"-DargLine=…"` is
+            // `-DargLine=…`); a word not known here stays as written.
+            argv: words
+                .iter()
+                .map(|w| w.literal().unwrap_or_else(|| w.raw.clone()))
+                .collect(),
             cwd: cwds
                 .first()
                 .cloned()
@@ -2230,16 +2267,18 @@ impl Analyzer<'_, '_> {
             // npm 8 and older print a registry token asked for by name
             // (`npm config get //registry.npmjs.org/:_authToken`).
             "npm" | "pnpm" | "yarn"
-                if matches!(c.subcommand.as_str(), "config get" | "config" | "get")
-                    && operands.iter().any(|w| {
-                        w.literal().is_none_or(|k| {
-                            let k = k.to_ascii_lowercase();
-                            k.starts_with("//")
-                                || ["auth", "token", "password", "_pass", "cert", "key"]
-                                    .iter()
-                                    .any(|s| k.contains(s))
-                        })
-                    }) =>
+                if matches!(
+                    c.subcommand.as_str(),
+                    "config get" | "config" | "get" | "c get" | "c"
+                ) && operands.iter().any(|w| {
+                    w.literal().is_none_or(|k| {
+                        let k = k.to_ascii_lowercase();
+                        k.starts_with("//")
+                            || ["auth", "token", "password", "_pass", "cert", "key"]
+                                .iter()
+                                .any(|s| k.contains(s))
+                    })
+                }) =>
             {
                 c.tags.push("credentials".into());
             }
@@ -2344,40 +2383,66 @@ impl Analyzer<'_, '_> {
                     c.reads.push(ANY_PATH.to_string());
                 }
             }
-            // `--emit=KIND=PATH[,…]` writes each PATH.
+            // `--emit=KIND=PATH[,…]` writes each PATH; source on standard input
+            // (`rustc - <<< 'include_str!(…)'`) is code the call gives.
             "rustc" => {
                 let paths = keyed_paths(&c.argv, "--emit", ctx, &home);
                 c.writes.extend(paths);
+                if reads_stdin_source(&c.argv) {
+                    c.tags.push(INLINE_CODE.into());
+                    c.runs_code = true;
+                }
             }
             // Options handed to another program whole: the linker, assembler or
             // preprocessor (`-Xlinker --plugin=F`, `-Wl,-o,F`), the programs gcc
             // runs (`-B DIR`, `-wrapper`, `-specs=F`) or its plugins.
-            program
-                if is_c_compiler(program)
-                    && c.argv.iter().skip(1).any(|a| {
-                        [
-                            "-Wl,",
-                            "-Wa,",
-                            "-Wp,",
-                            "-Xlinker",
-                            "-Xassembler",
-                            "-Xpreprocessor",
-                            "-Xclang",
-                            "-fplugin",
-                            "-B",
-                            "-wrapper",
-                            "-specs",
-                            "--specs",
-                            "--ld-path",
-                            "-fuse-ld=/",
-                            "-fuse-ld=.",
-                        ]
-                        .iter()
-                        .any(|p| a.starts_with(p))
-                    }) =>
-            {
-                c.tags.push(INLINE_CODE.into());
-                c.runs_code = true;
+            // Source on standard input (`gcc -E - <<< '#include "F"'`) is code
+            // the call gives; an include folder (`-I DIR`, `-isystem DIR`) is
+            // read whole by the `#include`s of the sources.
+            program if is_c_compiler(program) => {
+                let passes = c.argv.iter().skip(1).any(|a| {
+                    [
+                        "-Wl,",
+                        "-Wa,",
+                        "-Wp,",
+                        "-Xlinker",
+                        "-Xassembler",
+                        "-Xpreprocessor",
+                        "-Xclang",
+                        "-fplugin",
+                        "-B",
+                        "-wrapper",
+                        "-specs",
+                        "--specs",
+                        "--ld-path",
+                        "-fuse-ld=/",
+                        "-fuse-ld=.",
+                    ]
+                    .iter()
+                    .any(|p| a.starts_with(p))
+                });
+                if passes || reads_stdin_source(&c.argv) {
+                    c.tags.push(INLINE_CODE.into());
+                    c.runs_code = true;
+                }
+                let mut dirs = Vec::new();
+                for option in ["-I", "-isystem", "-iquote", "-idirafter", "-L"] {
+                    dirs.extend(option_values(c.argv.iter().skip(1), option));
+                    if option.len() == 2 {
+                        dirs.extend(
+                            c.argv
+                                .iter()
+                                .skip(1)
+                                .filter_map(|a| a.strip_prefix(option).filter(|d| !d.is_empty())),
+                        );
+                    }
+                }
+                let trees: Vec<String> = dirs
+                    .into_iter()
+                    .flat_map(|d| ctx.paths(&Word::lit(d), &home))
+                    .map(|p| tree_of(&p))
+                    .collect();
+                c.reads.extend(trees);
             }
             // `cargo rustc -- -C linker=F`, `cmake --build B -- -f F`: the words
             // after `--` are the compiler's or the build tool's own options.
@@ -2516,7 +2581,13 @@ impl Analyzer<'_, '_> {
                 // The filter as the program gets it (`e''nv`, `$'\x65nv'`); one
                 // not known here, or read from a file (`-f`), may print the
                 // environment (and the call is not exact).
-                let texts: Vec<Option<String>> = operands.iter().map(|w| w.literal()).collect();
+                // Every word: the filter may be an option's value (`yq
+                // --expression 'env(X)'`).
+                let texts: Vec<Option<String>> = operands
+                    .iter()
+                    .map(|w| w.literal())
+                    .chain(c.argv.iter().skip(1).map(|a| Some(a.clone())))
+                    .collect();
                 let from_file = c
                     .options
                     .iter()
@@ -2928,6 +2999,16 @@ fn msbuild_code_property(argv: &[String]) -> bool {
         })
 }
 
+/// Whether a compiler is given its source on standard input (`-`, `/dev/stdin`).
+fn reads_stdin_source(argv: &[String]) -> bool {
+    argv.iter().skip(1).any(|a| {
+        matches!(
+            a.as_str(),
+            "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+        )
+    })
+}
+
 /// Whether `program` is a C or C++ compiler driver (`gcc`, `g++-13`, `clang`).
 fn is_c_compiler(program: &str) -> bool {
     let name = program.rsplit('/').next().unwrap_or(program);
@@ -3055,6 +3136,16 @@ fn loads_files(text: &str) -> bool {
 
 /// Whether jq filter text names the environment: `env` or `$ENV` (`$ ENV`) as a word.
 fn mentions_env(text: &str) -> bool {
+    // jq reads `$ # comment⏎ENV` as `$ENV` too: look again without comments.
+    let uncommented: String = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    mentions_env_in(text) || mentions_env_in(&uncommented)
+}
+
+fn mentions_env_in(text: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices("env")
         .chain(text.match_indices("ENV"))
