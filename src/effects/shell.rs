@@ -355,6 +355,9 @@ const RESPONSE_FILE_PROGRAMS: &[&str] = &[
     "gfortran",
     "rustc",
     "javac",
+    "dotnet",
+    "msbuild",
+    "csc",
 ];
 
 /// The tag the engine gives a command whose code the call itself names: a
@@ -2353,7 +2356,9 @@ impl Analyzer<'_, '_> {
             // A property that names a program, a module or a file of code
             // (`-DargLine=-javaagent:/x.jar`, `-Dmaven.ext.class.path=…`,
             // `-DCMAKE_TOOLCHAIN_FILE=…`, `-DCMAKE_C_COMPILER_LAUNCHER=…`).
-            "mvn" | "mvnw" | "mvnd" | "gradle" | "gradlew" | "cmake" if defines_code(&c.argv) => {
+            "mvn" | "mvnw" | "mvnd" | "gradle" | "gradlew" | "cmake"
+                if defines_code(&c.argv, c.program.starts_with("gradle")) =>
+            {
                 c.tags.push(INLINE_CODE.into());
                 c.runs_code = true;
             }
@@ -2388,7 +2393,19 @@ impl Analyzer<'_, '_> {
             "rustc" => {
                 let paths = keyed_paths(&c.argv, "--emit", ctx, &home);
                 c.writes.extend(paths);
-                if reads_stdin_source(&c.argv) {
+                // Options that load code into the compiler or choose what it runs:
+                // `-Z codegen-backend=F`, `--extern NAME=F` (a proc macro), the
+                // sysroot, a target file, the linker.
+                let loads = c.argv.iter().skip(1).any(|a| {
+                    a.starts_with("-Z")
+                        || a.starts_with("--extern")
+                        || a.starts_with("--sysroot")
+                        || a.starts_with("-Clink")
+                        || a.starts_with("linker=")
+                        || a.starts_with("link-arg")
+                        || a.ends_with(".json")
+                });
+                if loads || reads_stdin_source(&c.argv) {
                     c.tags.push(INLINE_CODE.into());
                     c.runs_code = true;
                 }
@@ -2518,14 +2535,21 @@ impl Analyzer<'_, '_> {
                 }
             }
             // `ruff --config 'KEY = VALUE'` sets any setting (`cache-dir`,
-            // `extend`) from the call itself.
-            "ruff"
-                if option_values(&c.argv, "--config")
-                    .iter()
-                    .any(|v| v.contains('=')) =>
-            {
-                c.tags.push(INLINE_CODE.into());
-                c.read_only = false;
+            // `extend`) from the call itself; `--config FILE` reads FILE (and
+            // quotes it when it does not parse).
+            "ruff" if c.argv.iter().any(|a| a.starts_with("--config")) => {
+                for v in option_values(&c.argv, "--config") {
+                    if v.contains('=') {
+                        c.tags.push(INLINE_CODE.into());
+                        c.read_only = false;
+                    } else {
+                        c.reads.extend(ctx.paths(&Word::lit(v), &home));
+                    }
+                }
+            }
+            // `--noent` expands the entities the document names: any file, any URL.
+            "xmllint" if c.argv.iter().any(|a| a == "--noent" || a == "-noent") => {
+                c.reads.push(ANY_PATH.to_string());
             }
             // The test harness's own `--logfile FILE`, after `--`, writes FILE.
             "cargo" if matches!(c.subcommand.as_str(), "test" | "t" | "bench") => {
@@ -3032,7 +3056,7 @@ fn is_url(word: &str) -> bool {
 /// can make it run code: a value that is a path, a list, several words or an
 /// option (`-javaagent:…`), or a name that is a program, arguments, a search
 /// path or a file to include (`argLine`, `jvm`, `…LAUNCHER`, `…_FILE`).
-fn defines_code(argv: &[String]) -> bool {
+fn defines_code(argv: &[String], project_props: bool) -> bool {
     const CODE_NAMES: &[&str] = &[
         "path",
         "argline",
@@ -3071,13 +3095,22 @@ fn defines_code(argv: &[String]) -> bool {
         if a == "--" {
             break;
         }
+        // Gradle's project properties (`-Pkotlin.daemon.jvmargs=…`) configure
+        // its plugins as system properties do.
         let attached = ["--define=", "--system-prop="]
             .iter()
             .find_map(|p| a.strip_prefix(p))
-            .or_else(|| a.strip_prefix("-D").filter(|d| !d.is_empty()));
+            .or_else(|| a.strip_prefix("-D").filter(|d| !d.is_empty()))
+            .or_else(|| {
+                a.strip_prefix("--project-prop=")
+                    .or_else(|| a.strip_prefix("-P"))
+                    .filter(|d| project_props && !d.is_empty())
+            });
         let def = match attached {
             Some(d) => Some(d.to_string()),
-            None if matches!(a.as_str(), "-D" | "--define" | "--system-prop") => {
+            None if matches!(a.as_str(), "-D" | "--define" | "--system-prop")
+                || (project_props && matches!(a.as_str(), "-P" | "--project-prop")) =>
+            {
                 args.next().cloned()
             }
             None => None,
