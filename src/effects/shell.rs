@@ -2478,7 +2478,7 @@ impl Analyzer<'_, '_> {
             // script's program, not known here; each path among them (or an
             // option's value that is one) is read, so one outside the workspace
             // shows.
-            "npm" | "pnpm" | "yarn" | "bun" if c.argv.iter().any(|a| a == "--") => {
+            "npm" | "pnpm" | "yarn" | "bun" | "tox" | "nox" if c.argv.iter().any(|a| a == "--") => {
                 for a in c.argv.iter().skip_while(|a| *a != "--").skip(1) {
                     let value = a.split_once('=').map_or(a.as_str(), |(_, v)| v);
                     if value.contains('/') || value.starts_with('~') {
@@ -3082,11 +3082,19 @@ fn defines_code(argv: &[String], project_props: bool) -> bool {
         "module",
         "modules",
     ];
+    // Names whose last word is a program (`CMAKE_AR`, `CMAKE_MAKE_PROGRAM`,
+    // `CMAKE_CXX_CLANG_TIDY`): compared whole, since they are short.
+    const PROGRAM_NAMES: &[&str] = &[
+        "ar", "ranlib", "nm", "objcopy", "objdump", "strip", "program", "tidy", "cppcheck",
+        "cpplint", "iwyu", "mt",
+    ];
     let code = |def: &str| {
         let (name, value) = def.split_once('=').unwrap_or((def, ""));
         let name = name.split(':').next().unwrap_or(name).to_ascii_lowercase();
         let last = name.rsplit(['.', '_']).next().unwrap_or(&name);
         CODE_NAMES.iter().any(|n| last == *n || name.ends_with(n))
+            || PROGRAM_NAMES.contains(&last)
+            || name.ends_with("include_what_you_use")
             || value.starts_with(['-', '@', '~'])
             || value.contains(['/', '\\', ' ', '\t', ';', '$', '`', '|', '&'])
     };
