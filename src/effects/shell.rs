@@ -2469,7 +2469,7 @@ impl Analyzer<'_, '_> {
                     || c.options
                         .iter()
                         .any(|o| o == "--build" || o.starts_with("--build=")))
-                    && c.argv.iter().skip_while(|a| *a != "--").nth(1).is_some() =>
+                    && after_dashes(&c.argv).next().is_some() =>
             {
                 c.tags.push(INLINE_CODE.into());
                 c.runs_code = true;
@@ -2479,7 +2479,7 @@ impl Analyzer<'_, '_> {
             // option's value that is one) is read, so one outside the workspace
             // shows.
             "npm" | "pnpm" | "yarn" | "bun" | "tox" | "nox" if c.argv.iter().any(|a| a == "--") => {
-                for a in c.argv.iter().skip_while(|a| *a != "--").skip(1) {
+                for a in after_dashes(&c.argv) {
                     let value = a.split_once('=').map_or(a.as_str(), |(_, v)| v);
                     if value.contains('/') || value.starts_with('~') {
                         c.reads.extend(ctx.paths(&Word::lit(value), &home));
@@ -2553,7 +2553,7 @@ impl Analyzer<'_, '_> {
             }
             // The test harness's own `--logfile FILE`, after `--`, writes FILE.
             "cargo" if matches!(c.subcommand.as_str(), "test" | "t" | "bench") => {
-                let harness = c.argv.iter().skip_while(|a| *a != "--").skip(1);
+                let harness = after_dashes(&c.argv);
                 for p in option_values(harness, "--logfile") {
                     c.writes.extend(ctx.paths(&Word::lit(p), &home));
                 }
@@ -2602,36 +2602,27 @@ impl Analyzer<'_, '_> {
                 c.tags.push(INLINE_CODE.into());
             }
             "jq" | "gojq" | "jaq" | "yq" => {
-                // The filter as the program gets it (`e''nv`, `$'\x65nv'`); one
-                // not known here, or read from a file (`-f`), may print the
-                // environment (and the call is not exact).
-                // Every word: the filter may be an option's value (`yq
-                // --expression 'env(X)'`).
-                let texts: Vec<Option<String>> = operands
-                    .iter()
-                    .map(|w| w.literal())
-                    .chain(c.argv.iter().skip(1).map(|a| Some(a.clone())))
-                    .collect();
-                let from_file = c
-                    .options
-                    .iter()
-                    .any(|o| o == "-f" || o == "--from-file" || o.starts_with("--from-file="))
-                    || c.argv.iter().skip(1).any(|a| {
-                        a.starts_with('-') && !a.starts_with("--") && a.len() > 2 && a.contains('f')
-                    });
-                let unknown = from_file || texts.iter().any(Option::is_none);
+                // The filter as the program gets it (argv: `e''nv` is `env`), in
+                // any word, since it may be an option's value (`yq --expression
+                // 'env(X)'`). One not known here, or read from a file (`-f`, a
+                // cluster such as `-nf`), may print the environment.
+                let words = &c.argv[1..];
+                let from_file = words.iter().any(|a| {
+                    a.starts_with("--from-file")
+                        || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
+                });
+                let unknown = from_file || operands.iter().any(|w| !w.is_literal());
                 // jq's `env` and `$ENV`; yq's `env(NAME)`, `strenv` and `envsubst`.
                 if unknown
-                    || texts
+                    || words
                         .iter()
-                        .flatten()
                         .any(|t| mentions_env(t) || t.contains("strenv") || t.contains("envsubst"))
                 {
                     c.tags.push("credentials".into());
                 }
                 // jq's `import`/`include` and yq's `load(…)` read the files they
                 // name, which the expression spells as it likes.
-                if texts.iter().flatten().any(|t| loads_files(t)) {
+                if words.iter().any(|t| loads_files(t)) {
                     c.reads.push(ANY_PATH.to_string());
                 }
             }
@@ -3021,6 +3012,11 @@ fn msbuild_code_property(argv: &[String]) -> bool {
                 None => matches!(a.as_str(), "-p" | "--property") && next.is_some_and(|n| code(n)),
             }
         })
+}
+
+/// The words after the first `--`: another program's arguments.
+fn after_dashes(argv: &[String]) -> impl Iterator<Item = &String> {
+    argv.iter().skip_while(|a| *a != "--").skip(1)
 }
 
 /// Whether a compiler is given its source on standard input (`-`, `/dev/stdin`).
