@@ -444,15 +444,16 @@ impl Registry {
         });
 
         let session = self.session_cel(&call.session);
+        let (tool_value, tool_sizes) = tool.cel_value();
         let vars = cel::Vars {
-            tool: tool.cel_value.clone(),
+            tool: tool_value.clone(),
             args: ::cel::Value::Null,
             session: session.session.clone(),
             workspace: session.workspace.clone(),
         };
         cel::functions::begin_call();
         let mut scope =
-            cel::Scope::with_measured(&self.root, &vars, &call.args, tool.cel_sizes, session.sizes);
+            cel::Scope::with_measured(&self.root, &vars, &call.args, *tool_sizes, session.sizes);
         let mut matched = Vec::new();
         let mut errors = Vec::new();
 

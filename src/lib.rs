@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod arguments;
 pub mod builtin;
 pub mod call;
 pub mod cel;

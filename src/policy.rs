@@ -216,7 +216,7 @@ pub struct ToolDef {
     /// Declared safety.
     pub safety: Safety,
     /// JSON Schema for the arguments.
-    pub parameters: serde_json::Value,
+    pub parameters: std::sync::Arc<serde_json::Value>,
     /// Left out of the advertised list when deferral is on.
     pub deferred: bool,
     /// Counts towards the deferral threshold.

@@ -107,7 +107,7 @@ pub struct RegisteredTool {
     /// Its safety (host-imposed for MCP tools).
     pub safety: Safety,
     /// JSON Schema for the arguments.
-    pub parameters: serde_json::Value,
+    pub parameters: Arc<serde_json::Value>,
     /// Left out of the advertised list when deferral is on.
     pub deferred: bool,
     /// Counts towards the deferral threshold.
@@ -129,12 +129,15 @@ pub struct RegisteredTool {
     /// The compiled parameters schema; a manifest's, checked by the loader,
     /// is compiled on the first call that needs it.
     pub(crate) validator: std::sync::OnceLock<Option<jsonschema::Validator>>,
+    /// The parameters' plain form ([`crate::arguments`]), compiled on the
+    /// first call; `None` when the schema is not plain.
+    plain: std::sync::OnceLock<Option<crate::arguments::Plain>>,
     pub(crate) reject: Vec<Arc<Rule>>,
     pub(crate) relax: Vec<Arc<Rule>>,
     pub(crate) sandbox: Vec<Arc<Rule>>,
-    pub(crate) cel_value: ::cel::Value,
-    /// The sizes of `cel_value`, for the cost bound: measured once.
-    pub(crate) cel_sizes: crate::cel::budget::Sizes,
+    /// `tool` as a CEL value, and its sizes for the cost bound: built on
+    /// the tool's first call (a hook calls one tool of the many it loads).
+    cel: std::sync::OnceLock<(::cel::Value, crate::cel::budget::Sizes)>,
     pub(crate) dispatcher: Dispatcher,
     /// The three rule lists as batches, read on the tool's first call.
     batches: std::sync::OnceLock<Arc<RuleBatches>>,
@@ -162,6 +165,14 @@ impl RegisteredTool {
             return Err("the arguments are not a JSON object".into());
         }
         if self.offline {
+            return Ok(());
+        }
+        // Plain schemas answer "valid" without the crate; anything else,
+        // and every call they do not accept, goes to the crate.
+        let plain = self
+            .plain
+            .get_or_init(|| crate::arguments::Plain::compile(&self.parameters));
+        if plain.as_ref().is_some_and(|p| p.accepts(args)) {
             return Ok(());
         }
         let compiled = self
@@ -199,6 +210,21 @@ impl RegisteredTool {
         } else {
             Err(format!("invalid arguments: {}", errors.join("; ")))
         }
+    }
+
+    /// `tool` as a CEL value, and its sizes for the cost bound.
+    pub(crate) fn cel_value(&self) -> &(::cel::Value, crate::cel::budget::Sizes) {
+        self.cel.get_or_init(|| {
+            let v = tool_cel_value(
+                &self.name,
+                &self.source,
+                self.scope,
+                &self.safety,
+                self.deferred,
+            );
+            let sizes = crate::cel::budget::Sizes::measure(&v);
+            (v, sizes)
+        })
     }
 
     /// The rules that apply to this tool, by kind.
@@ -270,7 +296,7 @@ pub struct Registry {
     skipped: Vec<SkippedServer>,
     scrubber: Scrubber,
     lock: Option<Arc<Lock>>,
-    pub(crate) root: ::cel::Context<'static, 'static>,
+    pub(crate) root: crate::cel::Root,
     /// The sessions seen lately, as CEL values, most recent first: a session
     /// is converted once, not once per call.
     sessions: std::sync::Mutex<Vec<(crate::call::Session, Arc<crate::call::SessionCel>)>>,
@@ -410,7 +436,7 @@ pub(crate) struct NewTool {
     pub source: ToolSource,
     pub scope: Scope,
     pub safety: Safety,
-    pub parameters: serde_json::Value,
+    pub parameters: Arc<serde_json::Value>,
     pub deferred: bool,
     pub deferral_eligible: bool,
     pub hints: Option<serde_json::Value>,
@@ -603,8 +629,6 @@ impl Registry {
                 RuleKind::Reject => {}
             }
         }
-        let cel_value = tool_cel_value(&t.name, &t.source, t.scope, &t.safety, t.deferred);
-        let cel_sizes = crate::cel::budget::Sizes::measure(&cel_value);
         let needs_effects = t
             .reject
             .iter()
@@ -628,11 +652,11 @@ impl Registry {
             hints: t.hints,
             skipped_relax,
             validator,
+            plain: std::sync::OnceLock::new(),
             reject: t.reject,
             relax,
             sandbox,
-            cel_value,
-            cel_sizes,
+            cel: std::sync::OnceLock::new(),
             dispatcher: t.dispatcher,
             batches: std::sync::OnceLock::new(),
         })
@@ -670,7 +694,7 @@ impl Registry {
             source: ToolSource::Builtin,
             scope,
             safety,
-            parameters: tool.parameters(),
+            parameters: Arc::new(tool.parameters()),
             deferred: false,
             deferral_eligible: false,
             hints: None,
@@ -773,7 +797,7 @@ impl Registry {
                 },
                 scope: safety.side_effect.default_scope(),
                 safety,
-                parameters: serde_json::json!({"type": "object"}),
+                parameters: Arc::new(serde_json::json!({"type": "object"})),
                 deferred: true,
                 deferral_eligible: true,
                 hints: None,

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cel::common::ast::SourceInfo;
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
+use cel::objects::Key;
 use cel::parser::PrattParser;
 use cel::{Context, Env, ExecutionError, Value};
 
@@ -247,13 +248,20 @@ impl Default for CelEnv {
 }
 
 impl CelEnv {
-    /// The standard library plus the strings extension.
+    /// The standard library plus the strings extension: one per process,
+    /// shared (it is never changed once built, and building it is 0.2
+    /// million instructions, which a hook would otherwise pay twice).
     #[must_use]
     pub fn new() -> CelEnv {
-        let mut env = Env::stdlib();
-        // INVARIANT: the strings extension declares no name the stdlib has.
-        let _ = env.add_extension(cel::extensions::strings);
-        CelEnv { env: Arc::new(env) }
+        static SHARED: std::sync::LazyLock<Arc<Env>> = std::sync::LazyLock::new(|| {
+            let mut env = Env::stdlib();
+            // INVARIANT: the strings extension declares no name the stdlib has.
+            let _ = env.add_extension(cel::extensions::strings);
+            Arc::new(env)
+        });
+        CelEnv {
+            env: Arc::clone(&SHARED),
+        }
     }
 
     /// Compiles and checks one expression. Literal patterns are compiled into `cache`.
@@ -511,14 +519,59 @@ impl CelEnv {
     pub fn root_context(
         &self,
         cache: &Arc<PatternCache>,
-        lists: &std::collections::BTreeMap<String, Vec<String>>,
+        lists: &Arc<std::collections::BTreeMap<String, Vec<String>>>,
         case_insensitive: bool,
-    ) -> Result<Context<'static, 'static>, String> {
+    ) -> Result<Root, String> {
         let mut ctx = Context::with_env(Arc::clone(&self.env));
         functions::register(&mut ctx, cache, case_insensitive)?;
-        let lists = serde_json::to_value(lists).map_err(|e| e.to_string())?;
-        ctx.add_variable_from_value("lists", ::cel::to_value(&lists).map_err(|e| e.to_string())?);
-        Ok(ctx)
+        Ok(Root {
+            ctx,
+            lists: Arc::clone(lists),
+            lists_value: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+/// The `cel` crate's root context: the function library, and the policy's
+/// lists, converted to the `lists` variable on first use. Planned
+/// expressions read the lists directly, so a process whose expressions are
+/// all planned (a hook) never converts them.
+pub struct Root {
+    ctx: Context<'static, 'static>,
+    lists: Arc<std::collections::BTreeMap<String, Vec<String>>>,
+    lists_value: std::sync::OnceLock<Value>,
+}
+
+impl std::fmt::Debug for Root {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Root")
+            .field("lists", &self.lists.len())
+            .finish()
+    }
+}
+
+impl Root {
+    /// `lists` as a CEL map of lists of strings.
+    fn lists_value(&self) -> Value {
+        self.lists_value
+            .get_or_init(|| {
+                let map: std::collections::HashMap<Key, Value> = self
+                    .lists
+                    .iter()
+                    .map(|(name, items)| {
+                        let items: Vec<Value> = items
+                            .iter()
+                            .map(|i| Value::String(Arc::new(i.clone())))
+                            .collect();
+                        (
+                            Key::String(Arc::new(name.clone())),
+                            Value::List(Arc::new(items)),
+                        )
+                    })
+                    .collect();
+                Value::from(map)
+            })
+            .clone()
     }
 }
 
@@ -565,7 +618,7 @@ pub fn planned() -> bool {
 /// is built only if an expression is not planned or fails (the crate words
 /// the error).
 pub struct Scope<'r> {
-    root: &'r Context<'static, 'static>,
+    root: &'r Root,
     frame: plan::Frame<'r>,
     ctx: OnceCell<Context<'r, 'static>>,
     /// The sizes of the bound values, for the run-time cost bound.
@@ -575,7 +628,7 @@ pub struct Scope<'r> {
 impl<'r> Scope<'r> {
     /// Binds the call's variables under a root context.
     #[must_use]
-    pub fn new(root: &'r Context<'static, 'static>, vars: &'r Vars) -> Scope<'r> {
+    pub fn new(root: &'r Root, vars: &'r Vars) -> Scope<'r> {
         Scope::with_args(root, vars, plan::Args::Cel(&vars.args))
     }
 
@@ -583,7 +636,7 @@ impl<'r> Scope<'r> {
     /// an expression reads are converted (`vars.args` is not read).
     #[must_use]
     pub fn with_json_args(
-        root: &'r Context<'static, 'static>,
+        root: &'r Root,
         vars: &'r Vars,
         args: &'r serde_json::Value,
     ) -> Scope<'r> {
@@ -595,7 +648,7 @@ impl<'r> Scope<'r> {
     /// instead of per call.
     #[must_use]
     pub fn with_measured(
-        root: &'r Context<'static, 'static>,
+        root: &'r Root,
         vars: &'r Vars,
         args: &'r serde_json::Value,
         tool: budget::Sizes,
@@ -605,18 +658,14 @@ impl<'r> Scope<'r> {
         Scope::with_sizes(root, vars, args, tool, session)
     }
 
-    fn with_args(
-        root: &'r Context<'static, 'static>,
-        vars: &'r Vars,
-        args: plan::Args<'r>,
-    ) -> Scope<'r> {
+    fn with_args(root: &'r Root, vars: &'r Vars, args: plan::Args<'r>) -> Scope<'r> {
         let tool = budget::Sizes::measure(&vars.tool);
         let session = session_sizes(&vars.session, &vars.workspace);
         Scope::with_sizes(root, vars, args, tool, session)
     }
 
     fn with_sizes(
-        root: &'r Context<'static, 'static>,
+        root: &'r Root,
         vars: &'r Vars,
         args: plan::Args<'r>,
         tool: budget::Sizes,
@@ -651,7 +700,8 @@ impl<'r> Scope<'r> {
     /// The `cel` crate's context for this call, built on first use.
     fn cel_ctx(&self) -> &Context<'r, 'static> {
         self.ctx.get_or_init(|| {
-            let mut ctx = self.root.new_inner_scope();
+            let mut ctx = self.root.ctx.new_inner_scope();
+            ctx.add_variable_from_value("lists", self.root.lists_value());
             ctx.add_variable_from_value("tool", self.frame.tool.clone());
             ctx.add_variable_from_value("args", self.frame.args_value());
             ctx.add_variable_from_value("session", self.frame.session.clone());

@@ -449,7 +449,7 @@ fn build_snapshot(
 /// A registered tool as MCP shows it: name, description, input schema. The
 /// server's annotations are not passed on: they are untrusted hints.
 pub(crate) fn mcp_tool(t: &RegisteredTool) -> McpTool {
-    let schema = match &t.parameters {
+    let schema = match &*t.parameters {
         serde_json::Value::Object(m) => m.clone(),
         _ => serde_json::Map::from_iter([("type".to_string(), "object".into())]),
     };

@@ -231,7 +231,7 @@ impl Builder {
             description: raw.description.clone(),
             scope: raw.scope.value,
             safety,
-            parameters,
+            parameters: std::sync::Arc::new(parameters),
             deferred,
             deferral_eligible: raw.deferral_eligible.unwrap_or(deferred),
             reject,

@@ -461,7 +461,7 @@ fn plan(
             },
             scope: safety.side_effect.default_scope(),
             safety,
-            parameters: t.input_schema.clone(),
+            parameters: std::sync::Arc::new(t.input_schema.clone()),
             deferred: true,
             deferral_eligible: true,
             hints: t.annotations.clone(),
