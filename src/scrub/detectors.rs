@@ -367,7 +367,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     },
     Builtin {
         name: "twilio",
-        keywords: &["sk", "ac"],
+        keywords: &["SK", "AC"],
         pattern: r#"(?-u:\b)(?:(SK[0-9a-f]{32})|AC[0-9a-f]{32}(?:["']?[ \t]*[:,][ \t]*["']?|[ \t]+)([0-9a-f]{32}))(?-u:\b)"#,
         extract: Extract::Group,
         validate: None,
@@ -588,57 +588,108 @@ pub(super) fn lazy_builtins() -> Vec<Detector> {
 pub(super) const KEYWORDS_MAX_BYTES: usize = 4096;
 
 /// Which detectors may match a short ASCII text, told by their keywords: a
-/// detector none of whose keywords the text holds cannot match it. One
-/// Aho-Corasick automaton over all the keywords answers that, and it is built
-/// in a small fraction of what the [`Prefilter`] costs, so a process that
-/// scrubs a few short lines (a hook) never builds the prefilter, nor a
-/// detector's regex unless the text holds one of its keywords.
+/// detector none of whose keywords the text holds cannot match it. So a
+/// process that scrubs a few short lines (a hook) never builds the
+/// [`Prefilter`], nor a detector's regex unless the text holds one of its
+/// keywords.
+///
+/// Keywords match regardless of ASCII case, except those written with an
+/// upper-case letter, which match as written (for a case-sensitive pattern:
+/// Twilio's `AC…` is not in every "workspace").
+///
+/// The first texts are answered by one pass over the text, trying at each
+/// byte the keywords that start with it: some hundreds of instructions for a
+/// line, where building one Aho-Corasick automaton over the keywords costs
+/// about 0.9 million (callgrind). A process that goes on scrubbing (the
+/// gateway) builds the automaton once it has answered
+/// [`SCANS_BEFORE_AUTOMATON`] texts; both give the same answer.
 ///
 /// Only ASCII text: under `(?i)` a Unicode regex matches `K` (U+212A) for
 /// `k` and `ſ` (U+017F) for `s`, which no ASCII keyword finds.
 #[derive(Debug)]
 pub(super) struct Keywords {
-    automaton: aho_corasick::AhoCorasick,
-    /// The detector of each keyword.
-    owner: Vec<usize>,
+    /// Each keyword (ASCII-lowercased unless it matches as written), its
+    /// detector, and whether it matches as written.
+    words: Vec<(String, usize, bool)>,
+    /// For each byte, the keywords whose first byte, lowercased, it is.
+    starting: Vec<Vec<usize>>,
     /// The detectors without keywords: they may match any text.
     always: Vec<usize>,
+    /// Texts answered so far.
+    answered: std::sync::atomic::AtomicUsize,
+    /// The automaton, once built (`None`: it could not be, so texts are scanned).
+    automaton: OnceLock<Option<aho_corasick::AhoCorasick>>,
 }
 
+/// Texts answered by scanning before the automaton is built.
+pub(super) const SCANS_BEFORE_AUTOMATON: usize = 32;
+
 impl Keywords {
-    /// The keywords of `detectors`; `None` if the automaton cannot be built.
-    pub(super) fn build(detectors: &[Detector]) -> Option<Keywords> {
+    /// The keywords of `detectors`.
+    pub(super) fn build(detectors: &[Detector]) -> Keywords {
         let mut words = Vec::new();
-        let mut owner = Vec::new();
         let mut always = Vec::new();
         for (i, d) in detectors.iter().enumerate() {
             if d.keywords.is_empty() {
                 always.push(i);
             }
             for k in d.keywords {
-                words.push(*k);
-                owner.push(i);
+                let exact = k.bytes().any(|b| b.is_ascii_uppercase());
+                let word = if exact {
+                    (*k).to_owned()
+                } else {
+                    k.to_ascii_lowercase()
+                };
+                words.push((word, i, exact));
             }
         }
-        // A contiguous NFA: a DFA of these keywords takes three times as long
-        // to build (callgrind: 2.9 against 0.9 million instructions), and the
-        // texts it answers for are short.
-        let automaton = aho_corasick::AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-            .build(&words)
-            .ok()?;
-        Some(Keywords {
-            automaton,
-            owner,
+        let mut starting = vec![Vec::new(); 256];
+        for (w, (word, _, _)) in words.iter().enumerate() {
+            if let Some(b) = word.bytes().next() {
+                starting[usize::from(b.to_ascii_lowercase())].push(w);
+            }
+        }
+        Keywords {
+            words,
+            starting,
             always,
-        })
+            answered: std::sync::atomic::AtomicUsize::new(0),
+            automaton: OnceLock::new(),
+        }
+    }
+
+    /// A contiguous NFA: a DFA of these keywords takes three times as long to
+    /// build (callgrind: 2.9 against 0.9 million instructions), and the texts
+    /// it answers for are short.
+    fn automaton(&self) -> Option<&aho_corasick::AhoCorasick> {
+        self.automaton
+            .get_or_init(|| {
+                aho_corasick::AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                    .build(self.words.iter().map(|(w, _, _)| w))
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// The detectors that may match `text`, in order, and whether shell
     /// quoting may split a token in it (it holds a quote or a backslash);
     /// `None` for text these cannot answer for (not ASCII, or long).
     pub(super) fn candidates(&self, text: &str, detectors: usize) -> Option<(Vec<usize>, bool)> {
+        let n = self
+            .answered
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.candidates_by(text, detectors, n >= SCANS_BEFORE_AUTOMATON)
+    }
+
+    /// As [`Keywords::candidates`], by the automaton or by scanning.
+    pub(super) fn candidates_by(
+        &self,
+        text: &str,
+        detectors: usize,
+        automaton: bool,
+    ) -> Option<(Vec<usize>, bool)> {
         if text.len() > KEYWORDS_MAX_BYTES || !text.is_ascii() {
             return None;
         }
@@ -646,8 +697,33 @@ impl Keywords {
         for &i in &self.always {
             hit[i] = true;
         }
-        for m in self.automaton.find_overlapping_iter(text) {
-            hit[self.owner[m.pattern().as_usize()]] = true;
+        // Built only when asked for: the scan needs none.
+        match if automaton { self.automaton() } else { None } {
+            Some(ac) => {
+                for m in ac.find_overlapping_iter(text) {
+                    let (word, i, exact) = &self.words[m.pattern().as_usize()];
+                    if !exact || &text[m.range()] == word {
+                        hit[*i] = true;
+                    }
+                }
+            }
+            None => {
+                let bytes = text.as_bytes();
+                let lower = text.to_ascii_lowercase();
+                for at in 0..bytes.len() {
+                    for &w in &self.starting[usize::from(lower.as_bytes()[at])] {
+                        let (word, i, exact) = &self.words[w];
+                        let tail = if *exact {
+                            &bytes[at..]
+                        } else {
+                            &lower.as_bytes()[at..]
+                        };
+                        if !hit[*i] && tail.starts_with(word.as_bytes()) {
+                            hit[*i] = true;
+                        }
+                    }
+                }
+            }
         }
         let found = (0..detectors).filter(|&i| hit[i]).collect();
         Some((found, text.contains(['\'', '"', '\\'])))
@@ -1592,11 +1668,16 @@ pub(super) mod tests {
         ) {
             let text = ascii(&pieces.concat());
             let builtins = compile_builtins().unwrap();
-            let keywords = Keywords::build(&builtins).unwrap();
-            let Some((found, split)) = keywords.candidates(&text, builtins.len()) else {
+            let keywords = Keywords::build(&builtins);
+            let Some((found, split)) = keywords.candidates_by(&text, builtins.len(), false) else {
                 proptest::prop_assert!(text.len() > KEYWORDS_MAX_BYTES);
                 return Ok(());
             };
+            proptest::prop_assert_eq!(
+                keywords.candidates_by(&text, builtins.len(), true),
+                Some((found.clone(), split)),
+                "the automaton and the scan differ on {:?}", text
+            );
             let prefilter = Prefilter::build(&builtins).unwrap();
             let expected = prefilter.matches(&text).unwrap();
             for i in &expected {
@@ -1606,6 +1687,33 @@ pub(super) mod tests {
                     proptest::prop_assert!(found.contains(i), "{}: {text:?}", builtins[*i].name);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn keywords_written_in_upper_case_match_as_written_and_only_for_case_sensitive_patterns() {
+        for b in BUILTINS {
+            for k in b
+                .keywords
+                .iter()
+                .filter(|k| k.bytes().any(|c| c.is_ascii_uppercase()))
+            {
+                assert!(
+                    !b.pattern.contains("(?i") && !b.pattern.contains("(?-u:(?i"),
+                    "{}: `{k}` matches as written, but the pattern ignores case",
+                    b.name
+                );
+            }
+        }
+        let detectors = compile_builtins().unwrap();
+        let n = detectors.len();
+        let twilio = detectors.iter().position(|d| d.name == "twilio").unwrap();
+        let keywords = Keywords::build(&detectors);
+        for automaton in [false, true] {
+            let found = |t: &str| keywords.candidates_by(t, n, automaton).unwrap().0;
+            assert!(!found("the workspace").contains(&twilio), "{automaton}");
+            assert!(found("sid AC0123").contains(&twilio), "{automaton}");
+            assert!(!found("sid ac0123").contains(&twilio), "{automaton}");
         }
     }
 
@@ -1620,7 +1728,7 @@ pub(super) mod tests {
             validate: None,
         });
         let n = detectors.len();
-        let keywords = Keywords::build(&detectors).unwrap();
+        let keywords = Keywords::build(&detectors);
         // Plain text: only the detector without keywords may match.
         assert_eq!(
             keywords.candidates("ls -la src", n),

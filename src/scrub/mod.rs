@@ -219,7 +219,7 @@ static BUILTIN: LazyLock<Scrubber> = LazyLock::new(builtin_scrubber);
 
 fn builtin_scrubber() -> Scrubber {
     let detectors = lazy_builtins();
-    let keywords = Keywords::build(&detectors).map(Arc::new);
+    let keywords = Some(Arc::new(Keywords::build(&detectors)));
     Scrubber {
         detectors,
         prefilter: Arc::new(OnceLock::new()),
@@ -278,7 +278,7 @@ impl Scrubber {
         if detectors.len() == BUILTIN.detectors.len() {
             return Ok(BUILTIN.clone());
         }
-        let keywords = Keywords::build(&detectors).map(Arc::new);
+        let keywords = Some(Arc::new(Keywords::build(&detectors)));
         Ok(Scrubber {
             detectors,
             prefilter: Arc::new(OnceLock::new()),
