@@ -19,6 +19,9 @@ pub struct SourceFile {
     /// The text.
     pub text: Arc<String>,
     line_starts: Arc<Vec<usize>>,
+    /// The SHA-256 of `text`, computed once (the document cache's key and the
+    /// decision log's policy hash both read it).
+    digest: Arc<std::sync::OnceLock<[u8; 32]>>,
 }
 
 impl SourceFile {
@@ -26,13 +29,24 @@ impl SourceFile {
     #[must_use]
     pub fn new(path: &Path, text: String) -> SourceFile {
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        // memchr: a tenth of what `match_indices('\n')` costs on a policy.
+        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         SourceFile {
             path: path.to_path_buf(),
             name: path.display().to_string(),
             text: Arc::new(text),
             line_starts: Arc::new(line_starts),
+            digest: Arc::new(std::sync::OnceLock::new()),
         }
+    }
+
+    /// The SHA-256 of the text.
+    #[must_use]
+    pub fn digest(&self) -> [u8; 32] {
+        *self.digest.get_or_init(|| {
+            use sha2::Digest;
+            sha2::Sha256::digest(self.text.as_bytes()).into()
+        })
     }
 
     /// The 1-based line of a byte offset.

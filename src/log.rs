@@ -54,30 +54,24 @@ impl Record {
     }
 }
 
-/// FNV-1a, 64 bits: small, and stable across Rust releases (std's
-/// `DefaultHasher` is not), so a logged policy hash means the same thing later.
-#[must_use]
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-/// The hash of a set of loaded files: each file's name and text, in the order
-/// given, each followed by a NUL byte so that moving text between files changes it.
+/// The hash of a set of loaded files: SHA-256 over each file's name and the
+/// SHA-256 of its text, in the order given, the name followed by a NUL byte;
+/// the first 16 hex digits, after `sha256:`. Each text's digest is the one
+/// the document cache was looked up by, so the texts are read once.
 #[must_use]
 pub fn policy_hash(files: &[SourceFile]) -> String {
-    let mut bytes = Vec::new();
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
     for f in files {
-        bytes.extend_from_slice(f.name.as_bytes());
-        bytes.push(0);
-        bytes.extend_from_slice(f.text.as_bytes());
-        bytes.push(0);
+        h.update(f.name.as_bytes());
+        h.update([0]);
+        h.update(f.digest());
     }
-    format!("fnv1a64:{:016x}", fnv1a64(&bytes))
+    let mut out = String::from("sha256:");
+    for b in &h.finalize()[..8] {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
 }
 
 /// A time as RFC 3339 in UTC with milliseconds: `2026-12-01T08:42:07.120Z`.
@@ -189,20 +183,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fnv1a64_matches_the_reference_vectors() {
-        // From the FNV reference (draft-eastlake-fnv): "", "a", "foobar".
-        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
-    }
-
-    #[test]
     fn policy_hash_changes_with_names_and_texts() {
         let a = SourceFile::new(Path::new("a.yaml"), "version: 1\n".into());
         let b = SourceFile::new(Path::new("b.yaml"), "version: 1\n".into());
         let a2 = SourceFile::new(Path::new("a.yaml"), "version: 1\n# x\n".into());
         let h = policy_hash(std::slice::from_ref(&a));
-        assert!(h.starts_with("fnv1a64:") && h.len() == 8 + 16, "{h}");
+        assert!(h.starts_with("sha256:") && h.len() == 7 + 16, "{h}");
         assert_ne!(h, policy_hash(std::slice::from_ref(&b)));
         assert_ne!(h, policy_hash(std::slice::from_ref(&a2)));
         assert_eq!(h, policy_hash(&[a]));

@@ -159,7 +159,7 @@ fn an_entry_is_read_back_only_from_a_private_folder_and_file() {
     assert_eq!(mode(&entry), 0o600);
     let kept = cache.get(text).unwrap();
     assert_eq!(kept.scans, scans);
-    let back = kept.document().unwrap();
+    let back = kept.document(true).unwrap();
     assert_eq!(format!("{doc:?}"), format!("{back:?}"));
     // Another text has another entry.
     assert!(cache.get("version: 1\n").is_none());
@@ -196,7 +196,7 @@ fn an_entry_is_read_back_only_from_a_private_folder_and_file() {
     std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o600)).unwrap();
     assert!(cache.get(text).is_none());
     cache.put(text, &scans, Some(&doc));
-    assert!(cache.get(text).unwrap().document().is_some());
+    assert!(cache.get(text).unwrap().document(true).is_some());
 }
 
 #[test]
@@ -318,9 +318,9 @@ fn a_hook_reads_the_cache_in_place_of_the_yaml_it_stands_for() {
     let codex = std::fs::read_to_string(manifests.join("codex.yaml")).unwrap();
     let skipped = store.get(&codex).unwrap();
     assert_eq!(skipped.scans.tools_of.as_deref(), Some("codex"));
-    assert!(skipped.document().is_none());
+    assert!(skipped.document(true).is_none());
     let own = std::fs::read_to_string(manifests.join("claude-code.yaml")).unwrap();
-    assert!(store.get(&own).unwrap().document().is_some());
+    assert!(store.get(&own).unwrap().document(true).is_some());
     // The second decides the same from the cache.
     assert_eq!(hook(&home, cache, &[&policy, &manifests], "ls"), "deny");
 
@@ -338,4 +338,44 @@ fn a_hook_reads_the_cache_in_place_of_the_yaml_it_stands_for() {
     std::fs::write(policy.join("p.yaml"), text.replace("'ls'", "'pwd'")).unwrap();
     assert_eq!(hook(&home, cache, &[&policy, &manifests], "ls"), "allow");
     assert_eq!(hook(&home, cache, &[&policy, &manifests], "pwd"), "deny");
+}
+
+#[test]
+fn a_process_that_decides_reads_a_document_without_its_examples() {
+    let scratch = Scratch::new("examples");
+    let cache = Cache::new(scratch.0.join("cache"));
+    let text = "version: 1
+rules:
+  - id: a
+    when: 'true'
+    action: deny
+    reason: r
+    examples:
+      match: [{tool: Bash, args: {command: ls}}]
+  - {id: b, when: 'false', action: prompt, reason: r}
+relax:
+  - id: c
+    when: 'true'
+    reason: r
+    examples:
+      no_match: [{tool: Read, args: {file_path: /x}}]
+";
+    let doc = loader::read_document(text).unwrap();
+    assert!(doc.rules[0].examples.is_some() && doc.relax[0].examples.is_some());
+    let scans = Scans {
+        tests_only: false,
+        tools_of: None,
+    };
+    cache.put(text, &scans, Some(&doc));
+    let kept = cache.get(text).unwrap();
+    // With examples: the document as read from YAML.
+    let mut whole = kept.document(true).unwrap();
+    assert_eq!(format!("{doc:?}"), format!("{whole:?}"));
+    // Without: the same but for the examples.
+    let mut bare = kept.document(false).unwrap();
+    assert!(bare.rules.iter().all(|r| r.examples.is_none()));
+    assert!(bare.relax.iter().all(|r| r.examples.is_none()));
+    bare.rules[0].examples = whole.rules[0].examples.take();
+    bare.relax[0].examples = whole.relax[0].examples.take();
+    assert_eq!(format!("{doc:?}"), format!("{bare:?}"));
 }

@@ -291,7 +291,7 @@ fn a_client_sees_echo_not_get_env_and_gets_results_and_reasons() {
     );
     for l in &calls {
         assert_eq!(l["front"], "serve");
-        assert!(l["policy"].as_str().unwrap().starts_with("fnv1a64:"));
+        assert!(l["policy"].as_str().unwrap().starts_with("sha256:"));
         assert!(l["duration_us"].is_u64());
     }
     assert_eq!(calls[0]["args"], json!({"message": "hello gateway"}));

@@ -195,7 +195,7 @@ fn claude_code_answers_each_decision_in_its_protocol() {
         rm["args"],
         json!({"command": "rm -rf /", "description": "Remove everything"})
     );
-    assert!(rm["policy"].as_str().unwrap().starts_with("fnv1a64:"));
+    assert!(rm["policy"].as_str().unwrap().starts_with("sha256:"));
     assert!(rm["time"].as_str().unwrap().ends_with('Z'));
     assert!(rm["duration_us"].as_u64().unwrap() > 0);
     // The unknown tool: rejected at lookup, answered by hooks.unknown_tool.

@@ -98,12 +98,18 @@ impl Cache {
     /// Where the entry for `text` is.
     #[must_use]
     pub fn entry(&self, text: &str) -> PathBuf {
+        self.entry_of(&Sha256::digest(text.as_bytes()).into())
+    }
+
+    /// Where the entry for the text of SHA-256 `digest` is: named by the
+    /// SHA-256 of this build's fingerprint and that digest.
+    #[must_use]
+    pub fn entry_of(&self, digest: &[u8; 32]) -> PathBuf {
         let mut h = Sha256::new();
         h.update(BUILD.as_bytes());
-        h.update(text.as_bytes());
-        let digest = h.finalize();
+        h.update(digest);
         let mut name = String::with_capacity(69);
-        for b in digest {
+        for b in h.finalize() {
             name.push_str(&format!("{b:02x}"));
         }
         name.push_str(".json");
@@ -113,10 +119,16 @@ impl Cache {
     /// What is kept for `text`, if a trusted entry holds it.
     #[must_use]
     pub fn get(&self, text: &str) -> Option<Kept> {
+        self.get_of(&Sha256::digest(text.as_bytes()).into())
+    }
+
+    /// What is kept for the text of SHA-256 `digest`, if a trusted entry holds it.
+    #[must_use]
+    pub fn get_of(&self, digest: &[u8; 32]) -> Option<Kept> {
         if !trusted_folder(&self.dir) {
             return None;
         }
-        let bytes = read_trusted(&self.entry(text))?;
+        let bytes = read_trusted(&self.entry_of(digest))?;
         let end = bytes.iter().position(|b| *b == b'\n')?;
         let scans = serde_json::from_slice(&bytes[..end]).ok()?;
         Some(Kept {
@@ -129,17 +141,23 @@ impl Cache {
     /// Keeps what the loader found in `text`: the scans, and the document if
     /// it was read (a file the load skipped has none); a failure is ignored.
     pub fn put(&self, text: &str, scans: &Scans, doc: Option<&Document>) {
+        self.put_of(&Sha256::digest(text.as_bytes()).into(), scans, doc);
+    }
+
+    /// As [`Cache::put`], for the text of SHA-256 `digest`.
+    pub fn put_of(&self, digest: &[u8; 32], scans: &Scans, doc: Option<&Document>) {
         let Ok(mut json) = serde_json::to_vec(scans) else {
             return;
         };
         json.push(b'\n');
-        if let Some(doc) = doc
-            && serde_json::to_writer(&mut json, doc).is_err()
-        {
-            return;
+        if let Some(doc) = doc {
+            let Some(parts) = split_examples(doc) else {
+                return;
+            };
+            json.extend_from_slice(&parts);
         }
         if make_folder(&self.dir) && trusted_folder(&self.dir) {
-            write_entry(&self.entry(text), &json);
+            write_entry(&self.entry_of(digest), &json);
             prune(&self.dir);
         }
     }
@@ -157,6 +175,11 @@ pub struct Scans {
 }
 
 /// An entry read: the scans, and the document, read when asked for.
+///
+/// An entry is three lines of JSON: the scans, the document without its
+/// rules' `examples`, and those examples. A process that decides calls never
+/// builds examples, and they are two fifths of the shipped policy's
+/// document, so it does not read them.
 #[derive(Debug)]
 pub struct Kept {
     /// The scans of the text.
@@ -165,12 +188,64 @@ pub struct Kept {
     start: usize,
 }
 
+/// The `examples` of a document's rules and relax rules, in order.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Examples {
+    rules: Vec<Option<crate::model::RawExamples>>,
+    relax: Vec<Option<crate::model::RawExamples>>,
+}
+
+/// A document's entry lines: the document without examples, a newline, the
+/// examples; `None` if it does not serialize.
+fn split_examples(doc: &Document) -> Option<Vec<u8>> {
+    let mut value = serde_json::to_value(doc).ok()?;
+    let mut take = |key: &str| -> Vec<serde_json::Value> {
+        value
+            .get_mut(key)
+            .and_then(serde_json::Value::as_array_mut)
+            .map(|rules| {
+                rules
+                    .iter_mut()
+                    .map(|r| {
+                        r.as_object_mut()
+                            .and_then(|o| o.remove("examples"))
+                            .unwrap_or(serde_json::Value::Null)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let examples = serde_json::json!({"rules": take("rules"), "relax": take("relax")});
+    let mut out = serde_json::to_vec(&value).ok()?;
+    out.push(b'\n');
+    serde_json::to_writer(&mut out, &examples).ok()?;
+    Some(out)
+}
+
 impl Kept {
-    /// The document, if the entry holds one and its JSON reads as one.
+    /// The document, if the entry holds one and its JSON reads as one; with
+    /// its rules' examples, or without (each `None`).
     #[must_use]
-    pub fn document(&self) -> Option<Document> {
-        let json = self.bytes.get(self.start..).filter(|j| !j.is_empty())?;
-        serde_json::from_slice(json).ok()
+    pub fn document(&self, with_examples: bool) -> Option<Document> {
+        let rest = self.bytes.get(self.start..).filter(|j| !j.is_empty())?;
+        let (doc, examples) = match rest.iter().position(|b| *b == b'\n') {
+            Some(end) => (&rest[..end], Some(&rest[end + 1..])),
+            None => (rest, None),
+        };
+        let mut doc: Document = serde_json::from_slice(doc).ok()?;
+        if with_examples {
+            let examples: Examples = serde_json::from_slice(examples?).ok()?;
+            if examples.rules.len() != doc.rules.len() || examples.relax.len() != doc.relax.len() {
+                return None;
+            }
+            for (rule, ex) in doc.rules.iter_mut().zip(examples.rules) {
+                rule.examples = ex;
+            }
+            for (rule, ex) in doc.relax.iter_mut().zip(examples.relax) {
+                rule.examples = ex;
+            }
+        }
+        Some(doc)
     }
 }
 

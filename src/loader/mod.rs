@@ -653,7 +653,7 @@ fn top_level_lines(text: &str) -> Option<impl Iterator<Item = Line<'_>>> {
 
 impl Builder {
     fn parse(&mut self, file: &SourceFile, cache: Option<&cache::Cache>) -> Option<Document> {
-        let kept = cache.and_then(|c| c.get(&file.text));
+        let kept = cache.and_then(|c| c.get_of(&file.digest()));
         // With a cache, the scans are kept with the document (a miss makes both).
         let scans = match (&kept, cache) {
             (Some(k), _) => Some(k.scans.clone()),
@@ -683,12 +683,12 @@ impl Builder {
         if skipped {
             // The next load skips it from the entry, without scanning.
             if let (Some(c), Some(s), None) = (cache, &scans, &kept) {
-                c.put(&file.text, s, None);
+                c.put_of(&file.digest(), s, None);
             }
             return None;
         }
         // An entry is written only for a document read without error.
-        if let Some(doc) = kept.and_then(|k| k.document()) {
+        if let Some(doc) = kept.and_then(|k| k.document(!self.purpose.decides())) {
             return Some(doc);
         }
         // `!!binary` is a tag the YAML reader knows and decodes silently into a
@@ -710,7 +710,7 @@ impl Builder {
         match read_document(&file.text) {
             Ok(doc) => {
                 if let (Some(c), Some(scans)) = (cache, &scans) {
-                    c.put(&file.text, scans, Some(&doc));
+                    c.put_of(&file.digest(), scans, Some(&doc));
                 }
                 Some(doc)
             }
