@@ -164,7 +164,7 @@ pub fn run(args: &Args) -> u8 {
         .map_or(crate::loader::Purpose::Decide, |a| {
             crate::loader::Purpose::DecideFor(a.as_str())
         });
-    let (_policy, mut registry) = match load_registry(&args.paths, purpose) {
+    let (policy, mut registry) = match load_registry(&args.paths, purpose) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -175,6 +175,14 @@ pub fn run(args: &Args) -> u8 {
             Format::Json => output::explain_json(registry, &call, &evaluation),
         }
     });
+    // The process ends after this one call, as a hook's does: freeing the
+    // policy's many small allocations would only cost time (1.3 million
+    // instructions of 25.5). A registry that connected to servers is dropped.
+    if args.connect {
+        drop((policy, registry));
+    } else {
+        std::mem::forget((policy, registry));
+    }
     match shown {
         Ok(()) => EXIT_OK,
         Err(code) => code,

@@ -296,8 +296,10 @@ fn load(
         }
     }
     b.lists(&docs);
-    for (file, doc) in &docs {
-        b.document(file, doc);
+    // Each document is dropped once read: what it held is in the builder, and
+    // the next document's compiled rules reuse its memory.
+    for (file, doc) in docs {
+        b.document(&file, &doc);
     }
     b.cross_checks();
     let mut diagnostics = b.diags;
