@@ -5,6 +5,8 @@
 //! shipped call is judged the same by both.
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+mod common;
+
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use zero_policy::arguments::Plain;
@@ -143,33 +145,11 @@ fn schema() -> BoxedStrategy<Value> {
 }
 
 fn instance() -> BoxedStrategy<Value> {
-    scalar()
-        .prop_recursive(3, 16, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map(prop::sample::select(KEYS.to_vec()), inner, 0..4)
-                    .prop_map(|m| Value::Object(
-                        m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
-                    )),
-            ]
-        })
-        .boxed()
-}
-
-fn config(cases: u32, salt: u64) -> ProptestConfig {
-    let mut c = ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    if let proptest::test_runner::RngSeed::Fixed(seed) = c.rng_seed {
-        c.rng_seed = proptest::test_runner::RngSeed::Fixed(seed.wrapping_add(salt));
-    }
-    c
+    common::json_tree(scalar().boxed(), &KEYS, (3, 16, 4))
 }
 
 proptest! {
-    #![proptest_config(config(20_000, 0xa5))]
+    #![proptest_config(common::proptest_config(20_000, 0xa5))]
     #[test]
     fn the_plain_check_accepts_only_what_the_crate_accepts(
         s in schema(),

@@ -14,6 +14,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 
+mod common;
+
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 use zero_policy::cel::plan::Fail;
@@ -271,21 +273,7 @@ fn json_leaf() -> BoxedStrategy<Json> {
 }
 
 fn json_value() -> BoxedStrategy<Json> {
-    json_leaf()
-        .prop_recursive(2, 8, 3, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..3).prop_map(Json::Array),
-                proptest::collection::btree_map(
-                    prop::sample::select(&["k", "path", "x"][..]),
-                    inner,
-                    0..3
-                )
-                .prop_map(|m| Json::Object(
-                    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-                )),
-            ]
-        })
-        .boxed()
+    common::json_tree(json_leaf(), &["k", "path", "x"], (2, 8, 3))
 }
 
 fn input() -> impl Strategy<Value = Input> {
@@ -319,18 +307,8 @@ fn input() -> impl Strategy<Value = Input> {
         })
 }
 
-/// `salt` gives each test its own search when CI fixes the seed
-/// (`PROPTEST_RNG_SEED`): the same seed would replay one search four times.
 fn config(cases: u32, salt: u64) -> ProptestConfig {
-    let mut c = ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    if let proptest::test_runner::RngSeed::Fixed(seed) = c.rng_seed {
-        c.rng_seed = proptest::test_runner::RngSeed::Fixed(seed.wrapping_add(salt));
-    }
-    c
+    common::proptest_config(cases, salt)
 }
 
 /// The generator mostly exercises the planner, not the fallback.

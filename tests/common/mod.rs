@@ -43,3 +43,39 @@ pub fn fixture(name: &str) -> String {
             .join(name),
     )
 }
+
+/// A proptest configuration of `cases` cases. `salt` gives each test its own
+/// search when CI fixes the seed (`PROPTEST_RNG_SEED`): the same seed would
+/// replay one search in every test.
+pub fn proptest_config(cases: u32, salt: u64) -> proptest::test_runner::Config {
+    let mut c = proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    };
+    if let proptest::test_runner::RngSeed::Fixed(seed) = c.rng_seed {
+        c.rng_seed = proptest::test_runner::RngSeed::Fixed(seed.wrapping_add(salt));
+    }
+    c
+}
+
+/// JSON values over `leaf`: arrays, and objects keyed from `keys`, up to
+/// `depth` levels and about `size` values, each with fewer than `items` members.
+pub fn json_tree(
+    leaf: proptest::strategy::BoxedStrategy<serde_json::Value>,
+    keys: &'static [&'static str],
+    (depth, size, items): (u32, u32, usize),
+) -> proptest::strategy::BoxedStrategy<serde_json::Value> {
+    use proptest::prelude::*;
+    leaf.prop_recursive(depth, size, items as u32, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..items).prop_map(serde_json::Value::Array),
+            proptest::collection::btree_map(prop::sample::select(keys), inner, 0..items).prop_map(
+                |m| serde_json::Value::Object(
+                    m.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+                )
+            ),
+        ]
+    })
+    .boxed()
+}
