@@ -63,8 +63,12 @@ const INTEGER: u8 = 64;
 #[derive(Debug, Clone, Default)]
 struct Checks {
     types: Option<u8>,
-    properties: Vec<(String, Node)>,
+    /// `properties`, sorted by name, each with whether `required` names it.
+    properties: Vec<(String, Node, bool)>,
+    /// The names `required` lists that `properties` does not.
     required: Vec<String>,
+    /// How many of `required` are in `properties`.
+    required_declared: usize,
     additional: Option<Node>,
     items: Option<Node>,
     min_items: Option<u64>,
@@ -113,7 +117,7 @@ impl Node {
                 "properties" => {
                     for (name, sub) in value.as_object()? {
                         c.properties
-                            .push((name.clone(), Node::compile(sub, depth + 1)?));
+                            .push((name.clone(), Node::compile(sub, depth + 1)?, false));
                     }
                 }
                 "required" => c.required = unique_strings(value)?,
@@ -146,6 +150,18 @@ impl Node {
                 _ => return None,
             }
         }
+        c.properties.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut elsewhere = Vec::new();
+        for name in std::mem::take(&mut c.required) {
+            match c.properties.binary_search_by(|p| p.0.as_str().cmp(&name)) {
+                Ok(i) => {
+                    c.properties[i].2 = true;
+                    c.required_declared += 1;
+                }
+                Err(_) => elsewhere.push(name),
+            }
+        }
+        c.required = elsewhere;
         Some(Node::Checks(Box::new(c)))
     }
 
@@ -212,15 +228,27 @@ impl Checks {
         {
             return false;
         }
-        if !self.required.iter().all(|k| map.contains_key(k)) {
-            return false;
+        // One pass: each member against its property (or the additional
+        // schema), counting the required ones met (members' names are
+        // distinct, and so are `required`'s).
+        let mut met = 0;
+        for (key, value) in map {
+            match self.properties.binary_search_by(|p| p.0.as_str().cmp(key)) {
+                Ok(i) => {
+                    let (_, schema, required) = &self.properties[i];
+                    if !schema.accepts(value) {
+                        return false;
+                    }
+                    met += usize::from(*required);
+                }
+                Err(_) => {
+                    if !self.additional.as_ref().is_none_or(|s| s.accepts(value)) {
+                        return false;
+                    }
+                }
+            }
         }
-        map.iter().all(
-            |(key, value)| match self.properties.iter().find(|(name, _)| name == key) {
-                Some((_, schema)) => schema.accepts(value),
-                None => self.additional.as_ref().is_none_or(|s| s.accepts(value)),
-            },
-        )
+        met == self.required_declared && self.required.iter().all(|k| map.contains_key(k))
     }
 }
 
