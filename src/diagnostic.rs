@@ -213,6 +213,9 @@ codes! {
     /// A tool's parameters are not a valid JSON Schema.
     InvalidSchema = "invalid-schema", Error,
         "A tool's `parameters` is not a valid JSON Schema (draft 2020-12).";
+    /// A key in a tool's parameters is no JSON Schema keyword and has no value.
+    StraySchemaKey = "stray-schema-key", Warning,
+        "A key in a tool's `parameters` is not a JSON Schema keyword and has no value: usually a YAML flow mapping cut at a comma, as in `{type: string, description: First line, 0-based.}`, where `0-based.` becomes a key of its own and the description stops at `First line`. JSON Schema ignores keywords it does not know, so nothing else reports it; quote the text.";
     /// A sandbox rule tries to allow.
     SandboxAllows = "sandbox-allows", Error,
         "A sandbox rule's `action` is `allow`. Sandbox rules may only tighten (`prompt` or `deny`); to allow, write a relax rule.";

@@ -416,6 +416,17 @@ fn invalid_schema() {
 }
 
 #[test]
+fn stray_schema_key_is_a_warning() {
+    // `        offset: {type: integer, description: First line to read, 0-based.}`:
+    // the key `0-based.` starts after 65 characters: column 66. `default: null` on
+    // the next line is a keyword, and is not reported.
+    check(
+        "stray-schema-key",
+        &[warning("stray-schema-key", "manifest.yaml", 10, 66)],
+    );
+}
+
+#[test]
 fn sandbox_allows() {
     // `    action: allow`: column 13.
     check(
@@ -548,6 +559,7 @@ const CODES: &[&str] = &[
     "invalid-glob",
     "invalid-regex",
     "invalid-schema",
+    "stray-schema-key",
     "sandbox-allows",
     "relax-tightens",
     "relax-on-deny",
@@ -570,7 +582,12 @@ const CODES: &[&str] = &[
 const NO_FIXTURE: &[(&str, &str)] = &[];
 
 /// The warnings; every other code is an error.
-const WARNINGS: &[&str] = &["relax-noop", "unguarded-optional-arg", "command-replaced"];
+const WARNINGS: &[&str] = &[
+    "stray-schema-key",
+    "relax-noop",
+    "unguarded-optional-arg",
+    "command-replaced",
+];
 
 #[test]
 fn every_code_is_listed() {

@@ -197,6 +197,9 @@ impl Builder {
                 .help("`parameters` is a JSON Schema (draft 2020-12) for the arguments object"),
             );
         }
+        if let Some(p) = &raw.parameters {
+            self.stray_schema_keys(file, p, &name);
+        }
         let safety = self.safety(file, &raw.safety, &format!("tool `{name}`"));
         let mut reject = Vec::new();
         for r in &raw.reject {
@@ -382,5 +385,149 @@ impl Builder {
             }
         }
         out
+    }
+
+    /// Warns of each key of a schema in `parameters` that is no JSON Schema
+    /// keyword and has no value ([`Code::StraySchemaKey`]), placed at the key
+    /// where the text shows it.
+    fn stray_schema_keys(
+        &mut self,
+        file: &SourceFile,
+        parameters: &Spanned<serde_json::Value>,
+        tool: &str,
+    ) {
+        let mut stray = Vec::new();
+        stray_keys(&parameters.value, 0, &mut stray);
+        let start = parameters.referenced.offset.unwrap_or(0);
+        for key in stray {
+            let at = match file
+                .text
+                .get(start..)
+                .and_then(|rest| rest.find(key.as_str()))
+            {
+                Some(i) => Location {
+                    file: file.clone(),
+                    span: Span {
+                        offset: start + i,
+                        len: key.len(),
+                    },
+                },
+                None => origin(file, parameters).location(),
+            };
+            self.diags.push(
+                Diagnostic::new(
+                    Code::StraySchemaKey,
+                    format!("`{key}` in the parameters of `{tool}` is no JSON Schema keyword and has no value"),
+                )
+                .at(at)
+                .help("a YAML flow mapping ends a value at `, `: quote the text before it (`description: \"First line, 0-based.\"`)"),
+            );
+        }
+    }
+}
+
+/// The keywords of JSON Schema (draft 2020-12 and the earlier drafts).
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "$anchor",
+    "$comment",
+    "$defs",
+    "$dynamicAnchor",
+    "$dynamicRef",
+    "$id",
+    "$recursiveAnchor",
+    "$recursiveRef",
+    "$ref",
+    "$schema",
+    "$vocabulary",
+    "additionalItems",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "const",
+    "contains",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "default",
+    "definitions",
+    "dependencies",
+    "dependentRequired",
+    "dependentSchemas",
+    "deprecated",
+    "description",
+    "else",
+    "enum",
+    "examples",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "format",
+    "if",
+    "items",
+    "maxContains",
+    "maxItems",
+    "maxLength",
+    "maxProperties",
+    "maximum",
+    "minContains",
+    "minItems",
+    "minLength",
+    "minProperties",
+    "minimum",
+    "multipleOf",
+    "not",
+    "oneOf",
+    "pattern",
+    "patternProperties",
+    "prefixItems",
+    "properties",
+    "propertyNames",
+    "readOnly",
+    "required",
+    "then",
+    "title",
+    "type",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "uniqueItems",
+    "writeOnly",
+];
+
+/// The keys of `schema`, and of the schemas inside it, that are no keyword
+/// and have a null value. Values that are data (`enum`, `const`, `default`,
+/// `examples`) are not schemas and are not looked into.
+fn stray_keys(schema: &serde_json::Value, depth: usize, out: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if depth > 64 {
+        return;
+    }
+    for (key, value) in map {
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                for sub in value.as_object().into_iter().flat_map(|m| m.values()) {
+                    stray_keys(sub, depth + 1, out);
+                }
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+                for sub in value.as_array().into_iter().flatten() {
+                    stray_keys(sub, depth + 1, out);
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "additionalItems"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contentSchema" => stray_keys(value, depth + 1, out),
+            k if value.is_null() && !SCHEMA_KEYWORDS.contains(&k) => out.push(key.clone()),
+            _ => {}
+        }
     }
 }
