@@ -197,7 +197,10 @@ impl Builder {
                 .help("`parameters` is a JSON Schema (draft 2020-12) for the arguments object"),
             );
         }
-        if let Some(p) = &raw.parameters {
+        // A lint: a load that decides calls does not look.
+        if let Some(p) = &raw.parameters
+            && !self.purpose.decides()
+        {
             self.stray_schema_keys(file, p, &name);
         }
         let safety = self.safety(file, &raw.safety, &format!("tool `{name}`"));
