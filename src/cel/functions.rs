@@ -60,13 +60,29 @@ impl PatternCache {
         {
             return value.clone();
         }
-        let value = serde_json::to_value(&**lists)
-            .ok()
-            .and_then(|j| ::cel::to_value(j).ok())
-            .unwrap_or(Value::Null);
+        let value = lists_to_cel(lists);
         let _ = self.lists_value.set((Arc::clone(lists), value.clone()));
         value
     }
+}
+
+/// Named lists as a CEL map of lists of strings, built directly (through
+/// JSON it cost twice as much).
+fn lists_to_cel(lists: &BTreeMap<String, Vec<String>>) -> Value {
+    let map: HashMap<::cel::objects::Key, Value> = lists
+        .iter()
+        .map(|(name, items)| {
+            let items: Vec<Value> = items
+                .iter()
+                .map(|i| Value::String(Arc::new(i.clone())))
+                .collect();
+            (
+                ::cel::objects::Key::String(Arc::new(name.clone())),
+                Value::List(Arc::new(items)),
+            )
+        })
+        .collect();
+    Value::from(map)
 }
 
 /// Most glob lists compiled at run time and kept (lists not known at load).

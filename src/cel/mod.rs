@@ -18,7 +18,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use cel::common::ast::SourceInfo;
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
-use cel::objects::Key;
 use cel::parser::PrattParser;
 use cel::{Context, Env, ExecutionError, Value};
 
@@ -527,19 +526,19 @@ impl CelEnv {
         Ok(Root {
             ctx,
             lists: Arc::clone(lists),
-            lists_value: std::sync::OnceLock::new(),
+            cache: Arc::clone(cache),
         })
     }
 }
 
 /// The `cel` crate's root context: the function library, and the policy's
-/// lists, converted to the `lists` variable on first use. Planned
-/// expressions read the lists directly, so a process whose expressions are
-/// all planned (a hook) never converts them.
+/// lists, which become the `lists` variable of a call's context only when an
+/// expression goes to the crate (one not planned, or one that fails); their
+/// value is the one the planner made for the load (`PatternCache::lists_value`).
 pub struct Root {
     ctx: Context<'static, 'static>,
     lists: Arc<std::collections::BTreeMap<String, Vec<String>>>,
-    lists_value: std::sync::OnceLock<Value>,
+    cache: Arc<PatternCache>,
 }
 
 impl std::fmt::Debug for Root {
@@ -551,27 +550,10 @@ impl std::fmt::Debug for Root {
 }
 
 impl Root {
-    /// `lists` as a CEL map of lists of strings.
+    /// `lists` as a CEL map of lists of strings, the value the planner
+    /// reads (made once per load, shared).
     fn lists_value(&self) -> Value {
-        self.lists_value
-            .get_or_init(|| {
-                let map: std::collections::HashMap<Key, Value> = self
-                    .lists
-                    .iter()
-                    .map(|(name, items)| {
-                        let items: Vec<Value> = items
-                            .iter()
-                            .map(|i| Value::String(Arc::new(i.clone())))
-                            .collect();
-                        (
-                            Key::String(Arc::new(name.clone())),
-                            Value::List(Arc::new(items)),
-                        )
-                    })
-                    .collect();
-                Value::from(map)
-            })
-            .clone()
+        self.cache.lists_value(&self.lists)
     }
 }
 
