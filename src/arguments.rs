@@ -348,6 +348,120 @@ fn compare(n: &Number, limit: &Number) -> Option<std::cmp::Ordering> {
     }
 }
 
+/// The keywords of JSON Schema (draft 2020-12 and the earlier drafts).
+const SCHEMA_KEYWORDS: &[&str] = &[
+    "$anchor",
+    "$comment",
+    "$defs",
+    "$dynamicAnchor",
+    "$dynamicRef",
+    "$id",
+    "$recursiveAnchor",
+    "$recursiveRef",
+    "$ref",
+    "$schema",
+    "$vocabulary",
+    "additionalItems",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "const",
+    "contains",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "default",
+    "definitions",
+    "dependencies",
+    "dependentRequired",
+    "dependentSchemas",
+    "deprecated",
+    "description",
+    "else",
+    "enum",
+    "examples",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "format",
+    "if",
+    "items",
+    "maxContains",
+    "maxItems",
+    "maxLength",
+    "maxProperties",
+    "maximum",
+    "minContains",
+    "minItems",
+    "minLength",
+    "minProperties",
+    "minimum",
+    "multipleOf",
+    "not",
+    "oneOf",
+    "pattern",
+    "patternProperties",
+    "prefixItems",
+    "properties",
+    "propertyNames",
+    "readOnly",
+    "required",
+    "then",
+    "title",
+    "type",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "uniqueItems",
+    "writeOnly",
+];
+
+/// The keys of `schema`, and of the schemas inside it, that are no keyword
+/// and have a null value: the mark of a YAML flow mapping cut at a comma
+/// (`lint`'s `stray-schema-key`). Values that are data (`enum`, `const`,
+/// `default`, `examples`) are not schemas and are not looked into.
+#[must_use]
+pub fn stray_keys(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    stray_keys_in(schema, 0, &mut out);
+    out
+}
+
+fn stray_keys_in(schema: &Value, depth: usize, out: &mut Vec<String>) {
+    let Some(map) = schema.as_object() else {
+        return;
+    };
+    if depth > 64 {
+        return;
+    }
+    for (key, value) in map {
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
+                for sub in value.as_object().into_iter().flat_map(|m| m.values()) {
+                    stray_keys_in(sub, depth + 1, out);
+                }
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+                for sub in value.as_array().into_iter().flatten() {
+                    stray_keys_in(sub, depth + 1, out);
+                }
+            }
+            "items"
+            | "additionalProperties"
+            | "additionalItems"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contentSchema" => stray_keys_in(value, depth + 1, out),
+            k if value.is_null() && !SCHEMA_KEYWORDS.contains(&k) => out.push(key.clone()),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 #[expect(clippy::expect_used, reason = "tests")]
 mod tests {
@@ -424,6 +538,21 @@ mod tests {
         let p = plain(json!({"maxLength": 2}));
         assert!(p.accepts(&json!("éé")), "code points, not bytes");
         assert!(!p.accepts(&json!("abc")));
+    }
+
+    #[test]
+    fn stray_keys_are_null_non_keywords_of_schemas_not_of_data() {
+        let schema = json!({
+            "type": "object",
+            "default": null,
+            "properties": {
+                "a": {"type": "string", "0-based.": null},
+                "b": {"enum": [{"x": null}], "const": null},
+                "c": {"items": {"anyOf": [{"in markdown.": null}]}}
+            },
+            "kept": "a value, not null"
+        });
+        assert_eq!(stray_keys(&schema), ["0-based.", "in markdown."]);
     }
 
     #[test]

@@ -2488,17 +2488,12 @@ impl Analyzer<'_, '_> {
             }
             // `go list -m HOST/PATH@VERSION` (and `get`, `install`, `run`, `mod
             // download`): the module comes from the proxy or, direct, from HOST.
-            "go" if operands.iter().any(|w| {
-                w.literal().is_some_and(|l| {
-                    l.split_once('@')
-                        .is_some_and(|(m, _)| m.split('/').next().is_some_and(|h| h.contains('.')))
-                })
-            }) =>
+            "go" if operands
+                .iter()
+                .any(|w| w.literal().is_some_and(|l| hosted_module(&l).is_some())) =>
             {
                 for l in operands.iter().filter_map(|w| w.literal()) {
-                    if let Some((module, _)) = l.split_once('@')
-                        && module.split('/').next().is_some_and(|h| h.contains('.'))
-                    {
+                    if let Some(module) = hosted_module(&l) {
                         c.fetches
                             .push(urls::parse_fetch(&format!("https://{module}")));
                     }
@@ -3017,6 +3012,14 @@ fn msbuild_code_property(argv: &[String]) -> bool {
 /// The words after the first `--`: another program's arguments.
 fn after_dashes(argv: &[String]) -> impl Iterator<Item = &String> {
     argv.iter().skip_while(|a| *a != "--").skip(1)
+}
+
+/// The module of a Go `MODULE@VERSION` whose first element is a host
+/// (`example.com/x@v1`), which the go command fetches.
+fn hosted_module(word: &str) -> Option<&str> {
+    word.split_once('@')
+        .map(|(module, _)| module)
+        .filter(|m| m.split('/').next().is_some_and(|h| h.contains('.')))
 }
 
 /// Whether a compiler is given its source on standard input (`-`, `/dev/stdin`).

@@ -98,7 +98,7 @@ impl Cache {
     /// Where the entry for `text` is.
     #[must_use]
     pub fn entry(&self, text: &str) -> PathBuf {
-        self.entry_of(&Sha256::digest(text.as_bytes()).into())
+        self.entry_of(&crate::diagnostic::text_digest(text))
     }
 
     /// Where the entry for the text of SHA-256 `digest` is: named by the
@@ -119,7 +119,7 @@ impl Cache {
     /// What is kept for `text`, if a trusted entry holds it.
     #[must_use]
     pub fn get(&self, text: &str) -> Option<Kept> {
-        self.get_of(&Sha256::digest(text.as_bytes()).into())
+        self.get_of(&crate::diagnostic::text_digest(text))
     }
 
     /// What is kept for the text of SHA-256 `digest`, if a trusted entry holds it.
@@ -141,7 +141,7 @@ impl Cache {
     /// Keeps what the loader found in `text`: the scans, and the document if
     /// it was read (a file the load skipped has none); a failure is ignored.
     pub fn put(&self, text: &str, scans: &Scans, doc: Option<&Document>) {
-        self.put_of(&Sha256::digest(text.as_bytes()).into(), scans, doc);
+        self.put_of(&crate::diagnostic::text_digest(text), scans, doc);
     }
 
     /// As [`Cache::put`], for the text of SHA-256 `digest`.

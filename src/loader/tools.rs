@@ -399,8 +399,7 @@ impl Builder {
         parameters: &Spanned<serde_json::Value>,
         tool: &str,
     ) {
-        let mut stray = Vec::new();
-        stray_keys(&parameters.value, 0, &mut stray);
+        let stray = crate::arguments::stray_keys(&parameters.value);
         let start = parameters.referenced.offset.unwrap_or(0);
         for key in stray {
             let at = match file
@@ -425,112 +424,6 @@ impl Builder {
                 .at(at)
                 .help("a YAML flow mapping ends a value at `, `: quote the text before it (`description: \"First line, 0-based.\"`)"),
             );
-        }
-    }
-}
-
-/// The keywords of JSON Schema (draft 2020-12 and the earlier drafts).
-const SCHEMA_KEYWORDS: &[&str] = &[
-    "$anchor",
-    "$comment",
-    "$defs",
-    "$dynamicAnchor",
-    "$dynamicRef",
-    "$id",
-    "$recursiveAnchor",
-    "$recursiveRef",
-    "$ref",
-    "$schema",
-    "$vocabulary",
-    "additionalItems",
-    "additionalProperties",
-    "allOf",
-    "anyOf",
-    "const",
-    "contains",
-    "contentEncoding",
-    "contentMediaType",
-    "contentSchema",
-    "default",
-    "definitions",
-    "dependencies",
-    "dependentRequired",
-    "dependentSchemas",
-    "deprecated",
-    "description",
-    "else",
-    "enum",
-    "examples",
-    "exclusiveMaximum",
-    "exclusiveMinimum",
-    "format",
-    "if",
-    "items",
-    "maxContains",
-    "maxItems",
-    "maxLength",
-    "maxProperties",
-    "maximum",
-    "minContains",
-    "minItems",
-    "minLength",
-    "minProperties",
-    "minimum",
-    "multipleOf",
-    "not",
-    "oneOf",
-    "pattern",
-    "patternProperties",
-    "prefixItems",
-    "properties",
-    "propertyNames",
-    "readOnly",
-    "required",
-    "then",
-    "title",
-    "type",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "uniqueItems",
-    "writeOnly",
-];
-
-/// The keys of `schema`, and of the schemas inside it, that are no keyword
-/// and have a null value. Values that are data (`enum`, `const`, `default`,
-/// `examples`) are not schemas and are not looked into.
-fn stray_keys(schema: &serde_json::Value, depth: usize, out: &mut Vec<String>) {
-    let Some(map) = schema.as_object() else {
-        return;
-    };
-    if depth > 64 {
-        return;
-    }
-    for (key, value) in map {
-        match key.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                for sub in value.as_object().into_iter().flat_map(|m| m.values()) {
-                    stray_keys(sub, depth + 1, out);
-                }
-            }
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
-                for sub in value.as_array().into_iter().flatten() {
-                    stray_keys(sub, depth + 1, out);
-                }
-            }
-            "items"
-            | "additionalProperties"
-            | "additionalItems"
-            | "not"
-            | "contains"
-            | "propertyNames"
-            | "if"
-            | "then"
-            | "else"
-            | "unevaluatedItems"
-            | "unevaluatedProperties"
-            | "contentSchema" => stray_keys(value, depth + 1, out),
-            k if value.is_null() && !SCHEMA_KEYWORDS.contains(&k) => out.push(key.clone()),
-            _ => {}
         }
     }
 }

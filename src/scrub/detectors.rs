@@ -31,6 +31,8 @@ pub(super) struct Detector {
     pub(super) name: &'static str,
     /// As [`Builtin`]'s; empty for a user's detector, which every text is searched for.
     pub(super) keywords: &'static [&'static str],
+    /// As [`Builtin`]'s; empty for a user's detector.
+    pub(super) needs: &'static [u8],
     pub(super) regex: LazyRegex,
     pub(super) extract: Extract,
     pub(super) validate: Option<Validator>,
@@ -89,6 +91,12 @@ pub(super) struct Builtin {
     /// case-insensitively (in ASCII text): text with none of them is not
     /// searched ([`Keywords`]).
     keywords: &'static [&'static str],
+    /// Bytes one of which every match also holds, besides a keyword; empty
+    /// for none. `key-value`'s keywords (`pass`, `key`, `auth`, …) are common
+    /// words, and its regex is the costliest to compile (3.5 million
+    /// instructions, in an `explain` that printed the word `pass`), but it
+    /// matches only a key followed by `:` or `=`.
+    needs: &'static [u8],
     pattern: &'static str,
     extract: Extract,
     validate: Option<Validator>,
@@ -116,6 +124,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "private-key",
         keywords: &["-----begin"],
+        needs: b"",
         pattern: r"(?s)-----(?i-u:BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----(?:.*?-----(?i-u:END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----|.*)",
         extract: Extract::Whole,
         validate: None,
@@ -123,6 +132,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "putty-private-key",
         keywords: &["putty-user-key-file-"],
+        needs: b"",
         pattern: r"(?s)PuTTY-User-Key-File-[23]:.*?(Private-Lines:.*?(?:Private-MAC:[ \t]*[0-9A-Fa-f]+|\z))",
         extract: Extract::Group,
         validate: None,
@@ -130,6 +140,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "jwk-private",
         keywords: &["\"d", "\"p", "\"q", "\"k"],
+        needs: b"",
         pattern: r#"\\?"(?:d|p|q|dp|dq|qi|k)\\?"[ \t]*:[ \t]*\\?"([A-Za-z0-9_\-+/=]+)"#,
         extract: Extract::Group,
         validate: Some(in_jwk),
@@ -147,6 +158,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
             "cookie",
             "key",
         ],
+        needs: b":=",
         pattern: r#"[A-Za-z0-9_.\-]*(?i:pass|pwd|secret|token|cred|auth|signature|cookie|(?:api|access|private|ssh|signing|encryption|master|account|client|license|shared|app|deploy)[_.\-]?key)[A-Za-z0-9_.\-]*\\?["'`]?[ \t]*(?:=>|:=|:|=)[ \t]*"#,
         extract: Extract::KeyValue,
         validate: None,
@@ -154,6 +166,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "aws-secret-key",
         keywords: &["secret"],
+        needs: b"",
         pattern: r#"(?i)(?-u:\b)(?:aws[_.\-]?secret[_.\-]?(?:access[_.\-]?)?key|secret[_.\-]?access[_.\-]?key)(?:["'`]?[ \t]*(?:=>|:=|:|=)[ \t]*|[ \t]+)["'`]?([A-Za-z0-9/+]{40})"#,
         extract: Extract::Group,
         validate: Some(aws_secret),
@@ -161,6 +174,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "url-password",
         keywords: &["://"],
+        needs: b"",
         pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>`]*:(?:([^\s/?#"'<>`]+)|([^\s:/?#@"'<>`]*[/#][^\s?@"'<>`]*))@"#,
         extract: Extract::Group,
         validate: Some(url_password),
@@ -168,6 +182,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "url-token",
         keywords: &["://"],
+        needs: b"",
         pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://([A-Za-z0-9_\-]{20,})@"#,
         extract: Extract::Group,
         validate: Some(token_like),
@@ -175,6 +190,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "url-query-password",
         keywords: &["pass=", "pw=", "pwd=", "passwd=", "password="],
+        needs: b"",
         pattern: r#"(?i)[^\s&?][?&](?:pass|pw|pwd|passwd|password)=([^&#\s"'<>`]+)"#,
         extract: Extract::Group,
         validate: Some(not_a_placeholder),
@@ -182,6 +198,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "curl-user",
         keywords: &["curl"],
+        needs: b"",
         pattern: r#"(?-u:\b)curl(?-u:\b)[^\n]*?[ \t](?:-[uU](?:[ \t]+|=)?|--user(?:[ \t]+|=)|--proxy-user(?:[ \t]+|=))["']?[^\s:"']*:(?P<secret>[^\s"']+)"#,
         extract: Extract::Group,
         validate: None,
@@ -189,6 +206,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "mysql-password",
         keywords: &["mysql", "mariadb"],
+        needs: b"",
         pattern: concat!(
             r"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlslap|mysqlpump|mariadb|mariadb-dump|mariadb-admin)(?-u:\b)",
             words_before!(),
@@ -201,6 +219,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "sshpass",
         keywords: &["sshpass"],
+        needs: b"",
         pattern: concat!(
             r"(?-u:\b)sshpass(?:[ \t]+(?:-[fdP][ \t]*[^\s\-]\S*|-[ve]\S*))*[ \t]+-p[ \t]*",
             flag_value!()
@@ -211,6 +230,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "registry-login",
         keywords: &["login"],
+        needs: b"",
         pattern: concat!(
             r"(?-u:\b)(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|crane[ \t]+auth)[ \t]+login(?-u:\b)",
             words_before!(),
@@ -223,6 +243,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "openssl-pass",
         keywords: &["pass:"],
+        needs: b"",
         pattern: r#"(?m)(?:^|[ \t])-pass(?:in|out|word)?[ \t]+["']?pass:([^\s"']+)"#,
         extract: Extract::Group,
         validate: None,
@@ -230,6 +251,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "gpg-passphrase",
         keywords: &["--passphrase"],
+        needs: b"",
         pattern: concat!(
             r"(?-u:\b)gpg2?(?-u:\b)",
             words_before!(),
@@ -242,6 +264,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "kubectl-literal",
         keywords: &["--from-literal"],
+        needs: b"",
         pattern: r#"--from-literal(?:=|[ \t]+)(?:"[A-Za-z0-9_.\-]+=([^"\n]+)"|'[A-Za-z0-9_.\-]+=([^'\n]+)'|[A-Za-z0-9_.\-]+=(?:"([^"\n]+)"|'([^'\n]+)'|([^\s"'`;|&)]+)))"#,
         extract: Extract::Group,
         validate: Some(not_a_placeholder),
@@ -249,6 +272,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "netrc",
         keywords: &["passw"],
+        needs: b"",
         pattern: r"(?im)(?:^[ \t]*(?:password|passwd)[ \t]+(?P<line>\S+)[ \t\r]*$|(?-u:\b)login[ \t]+\S+[ \t]+(?:password|passwd)[ \t]+(?P<inline>\S+))",
         extract: Extract::Group,
         validate: None,
@@ -256,6 +280,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "bearer",
         keywords: &["bearer"],
+        needs: b"",
         pattern: r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/\-]+=*)",
         extract: Extract::Group,
         validate: Some(bearer_credential),
@@ -263,6 +288,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "openai-anthropic",
         keywords: &["sk-"],
+        needs: b"",
         pattern: r"(?-u:\b)sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",
         extract: Extract::Whole,
         validate: Some(has_digit),
@@ -270,6 +296,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "stripe",
         keywords: &["_live_", "_test_", "whsec_"],
+        needs: b"",
         pattern: r"(?-u:\b)(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})",
         extract: Extract::Whole,
         validate: None,
@@ -277,6 +304,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "github",
         keywords: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        needs: b"",
         pattern: r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{36,}",
         extract: Extract::Whole,
         validate: None,
@@ -284,6 +312,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "github-fine-grained",
         keywords: &["github_pat_"],
+        needs: b"",
         pattern: r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,}",
         extract: Extract::Whole,
         validate: None,
@@ -291,6 +320,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "gitlab",
         keywords: &["glpat-", "gldt-", "glrt-", "glptt-"],
+        needs: b"",
         pattern: r"(?-u:\b)gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*",
         extract: Extract::Whole,
         validate: None,
@@ -298,6 +328,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "aws-access-key-id",
         keywords: &["akia", "asia"],
+        needs: b"",
         pattern: r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
@@ -305,6 +336,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "slack",
         keywords: &["xox", "xapp-"],
+        needs: b"",
         pattern: r"(?-u:\b)(?:xox[abprs]|xapp|xoxe(?:\.xox[abp])?)-[A-Za-z0-9\-]{10,}",
         extract: Extract::Whole,
         validate: None,
@@ -312,6 +344,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "slack-webhook",
         keywords: &["hooks.slack.com/"],
+        needs: b"",
         pattern: r"(?-u:\b)https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?:[A-Za-z0-9_\-]+/){2,3}([A-Za-z0-9]{16,})",
         extract: Extract::Group,
         validate: Some(last_path_segment),
@@ -319,6 +352,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "google-api-key",
         keywords: &["aiza"],
+        needs: b"",
         pattern: r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
         extract: Extract::Whole,
         validate: Some(not_followed_by_token_char),
@@ -326,6 +360,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "google-oauth",
         keywords: &["ya29.", "gocspx-", "1//0"],
+        needs: b"",
         pattern: r"(?-u:\b)(?:ya29\.[0-9A-Za-z_\-]{20,}|GOCSPX-[0-9A-Za-z_\-]{20,}|1//0[0-9A-Za-z_\-]{30,})",
         extract: Extract::Whole,
         validate: None,
@@ -333,6 +368,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "azure-sas",
         keywords: &["sig="],
+        needs: b"",
         pattern: r"(?i)(?:[?&]|(?-u:\b)SharedAccessSignature[ \t]+)sig=([A-Za-z0-9%+/=_\-]{16,})",
         extract: Extract::Group,
         validate: None,
@@ -340,6 +376,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "jwt",
         keywords: &["eyj"],
+        needs: b"",
         pattern: r"(?-u:\b)eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*",
         extract: Extract::Whole,
         validate: None,
@@ -347,6 +384,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "npm",
         keywords: &["npm_"],
+        needs: b"",
         pattern: r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
@@ -354,6 +392,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "pypi",
         keywords: &["pypi-age"],
+        needs: b"",
         pattern: r"(?-u:\b)pypi-AgE[A-Za-z0-9_\-]{50,}",
         extract: Extract::Whole,
         validate: None,
@@ -361,6 +400,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "huggingface",
         keywords: &["hf_"],
+        needs: b"",
         pattern: r"(?-u:\b)hf_[A-Za-z0-9]{30,}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
@@ -368,6 +408,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "twilio",
         keywords: &["SK", "AC"],
+        needs: b"",
         pattern: r#"(?-u:\b)(?:(SK[0-9a-f]{32})|AC[0-9a-f]{32}(?:["']?[ \t]*[:,][ \t]*["']?|[ \t]+)([0-9a-f]{32}))(?-u:\b)"#,
         extract: Extract::Group,
         validate: None,
@@ -375,6 +416,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "sendgrid",
         keywords: &["sg."],
+        needs: b"",
         pattern: r"(?-u:\b)SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
         extract: Extract::Whole,
         validate: Some(not_followed_by_token_char),
@@ -382,6 +424,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "digitalocean",
         keywords: &["_v1_"],
+        needs: b"",
         pattern: r"(?-u:\b)do[opr]_v1_[0-9a-f]{64}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
@@ -389,6 +432,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "vault",
         keywords: &["hvs.", "hvb.", "hvr."],
+        needs: b"",
         pattern: r"(?-u:\b)hv[sbr]\.[A-Za-z0-9_\-]{24,}",
         extract: Extract::Whole,
         validate: Some(has_digit),
@@ -396,6 +440,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "databricks",
         keywords: &["dapi"],
+        needs: b"",
         pattern: r"(?-u:\b)dapi[0-9a-f]{32}(?:-[0-9]+)?(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
@@ -403,6 +448,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "shopify",
         keywords: &["shpat_", "shpss_", "shpca_", "shppa_"],
+        needs: b"",
         pattern: r"(?-u:\b)shp(?:at|ss|ca|pa)_[0-9A-Fa-f]{32}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
@@ -410,6 +456,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "age",
         keywords: &["age-secret-key-1"],
+        needs: b"",
         pattern: r"(?-u:\b)AGE-SECRET-KEY-1[0-9A-Z]{58}(?-u:\b)",
         extract: Extract::Whole,
         validate: None,
@@ -417,6 +464,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "discord-webhook",
         keywords: &["discord"],
+        needs: b"",
         pattern: r"(?-u:\b)https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v[0-9]+)?/webhooks/[0-9]+/([A-Za-z0-9_\-]{20,})",
         extract: Extract::Group,
         validate: None,
@@ -424,6 +472,7 @@ pub(super) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "telegram",
         keywords: &[":aa"],
+        needs: b"",
         pattern: r"(?-u:\b)(?:bot)?([0-9]{8,10}:AA[A-Za-z0-9_\-]{33})",
         extract: Extract::Group,
         validate: Some(not_followed_by_token_char),
@@ -561,6 +610,7 @@ pub(super) fn compile_builtins() -> Result<Vec<Detector>, regex::Error> {
             Ok(Detector {
                 name: b.name,
                 keywords: b.keywords,
+                needs: b.needs,
                 regex: LazyRegex::compiled(Regex::new(b.pattern)?),
                 extract: b.extract,
                 validate: b.validate,
@@ -576,6 +626,7 @@ pub(super) fn lazy_builtins() -> Vec<Detector> {
         .map(|b| Detector {
             name: b.name,
             keywords: b.keywords,
+            needs: b.needs,
             regex: LazyRegex::builtin(b.pattern),
             extract: b.extract,
             validate: b.validate,
@@ -616,24 +667,12 @@ pub(super) struct Keywords {
     /// The detectors without keywords: they may match any text.
     always: Vec<usize>,
     /// For each detector, bytes one of which every match of it holds
-    /// ([`needs`]); empty for none.
+    /// ([`Builtin`]'s `needs`); empty for none.
     needs: Vec<&'static [u8]>,
     /// Texts answered so far.
     answered: std::sync::atomic::AtomicUsize,
     /// The automaton, once built (`None`: it could not be, so texts are scanned).
     automaton: OnceLock<Option<aho_corasick::AhoCorasick>>,
-}
-
-/// Bytes one of which every match of the built-in detector `name` holds,
-/// besides a keyword; empty for none. `key-value`'s keywords (`pass`, `key`,
-/// `auth`, …) are common words, and its regex is the costliest to compile
-/// (3.5 million instructions, in an `explain` that printed the word `pass`),
-/// but it matches only a key followed by `:` or `=`.
-fn needs(name: &str) -> &'static [u8] {
-    match name {
-        "key-value" => b":=",
-        _ => b"",
-    }
 }
 
 /// Texts answered by scanning before the automaton is built.
@@ -658,7 +697,7 @@ impl Keywords {
                 words.push((word, i, exact));
             }
         }
-        let needs = detectors.iter().map(|d| needs(d.name)).collect();
+        let needs = detectors.iter().map(|d| d.needs).collect();
         let mut starting = vec![Vec::new(); 256];
         for (w, (word, _, _)) in words.iter().enumerate() {
             if let Some(b) = word.bytes().next() {
@@ -1770,6 +1809,7 @@ pub(super) mod tests {
         detectors.push(Detector {
             name: "custom",
             keywords: &[],
+            needs: b"",
             regex: LazyRegex::compiled(Regex::new(r"hunter\d+").unwrap()),
             extract: Extract::Whole,
             validate: None,
@@ -1818,6 +1858,7 @@ pub(super) mod tests {
         detectors.push(Detector {
             name: "custom",
             keywords: &[],
+            needs: b"",
             regex: LazyRegex::compiled(Regex::new(r"\bhunter\w+\b").unwrap()),
             extract: Extract::Whole,
             validate: None,

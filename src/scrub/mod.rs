@@ -191,7 +191,7 @@ pub struct Scrubber {
     prefilter: Arc<OnceLock<Option<Prefilter>>>,
     /// Which detectors short ASCII text may match, by their keywords: asked
     /// first, so the prefilter is built only for other text.
-    keywords: Option<Arc<Keywords>>,
+    keywords: Arc<Keywords>,
 }
 
 /// Why a scrubber could not be built.
@@ -219,7 +219,7 @@ static BUILTIN: LazyLock<Scrubber> = LazyLock::new(builtin_scrubber);
 
 fn builtin_scrubber() -> Scrubber {
     let detectors = lazy_builtins();
-    let keywords = Some(Arc::new(Keywords::build(&detectors)));
+    let keywords = Arc::new(Keywords::build(&detectors));
     Scrubber {
         detectors,
         prefilter: Arc::new(OnceLock::new()),
@@ -260,6 +260,7 @@ impl Scrubber {
             detectors.push(Detector {
                 name: "custom",
                 keywords: &[],
+                needs: b"",
                 regex: LazyRegex::compiled(regex),
                 extract: Extract::Whole,
                 validate: None,
@@ -269,6 +270,7 @@ impl Scrubber {
             detectors.push(Detector {
                 name: "literal",
                 keywords: &[],
+                needs: b"",
                 regex: LazyRegex::compiled(regex),
                 extract: Extract::Whole,
                 validate: None,
@@ -278,7 +280,7 @@ impl Scrubber {
         if detectors.len() == BUILTIN.detectors.len() {
             return Ok(BUILTIN.clone());
         }
-        let keywords = Some(Arc::new(Keywords::build(&detectors)));
+        let keywords = Arc::new(Keywords::build(&detectors));
         Ok(Scrubber {
             detectors,
             prefilter: Arc::new(OnceLock::new()),
@@ -398,7 +400,7 @@ impl Scrubber {
     /// quoting may split a token in it.
     fn candidates(&self, text: &str) -> (Vec<usize>, bool) {
         let n = self.detectors.len();
-        if let Some(found) = self.keywords.as_ref().and_then(|k| k.candidates(text, n)) {
+        if let Some(found) = self.keywords.candidates(text, n) {
             return found;
         }
         let prefilter = self
