@@ -13,11 +13,10 @@ impl Builder {
         let mut raw: BTreeMap<String, (SourceFile, &RawList)> = BTreeMap::new();
         for (file, doc) in docs {
             for (name, list) in &doc.lists {
-                let at = list_location(file, list);
                 if let Some((first, _)) = raw.get(name) {
                     self.diags.push(
                         Diagnostic::new(Code::DuplicateList, format!("duplicate list `{name}`"))
-                            .at(at)
+                            .at(list_location(file, list))
                             .help(format!(
                                 "first defined in `{}`; list names are unique across files (use `{{extends: {name}, add: [...]}}` under a new name to add to it)",
                                 first.name
@@ -28,7 +27,7 @@ impl Builder {
                 if !valid_list_name(name) {
                     self.diags.push(
                         Diagnostic::new(Code::InvalidValue, format!("invalid list name `{name}`"))
-                            .at(at)
+                            .at(list_location(file, list))
                             .help("list names are CEL identifiers: `[a-z_][a-z0-9_]*`"),
                     );
                     continue;
@@ -36,7 +35,9 @@ impl Builder {
                 raw.insert(name.clone(), (file.clone(), list));
             }
         }
-        let home = self.settings.home.clone();
+        // `~` as it stands in a glob: the home folder, its metacharacters escaped.
+        let home = crate::effects::paths::escape(&self.settings.home);
+        let home_dir = home.trim_end_matches('/');
         for name in raw.keys() {
             let mut items = Vec::new();
             let mut chain: Vec<&str> = Vec::new();
@@ -91,11 +92,8 @@ impl Builder {
             let items = items
                 .into_iter()
                 .map(|i| match i.strip_prefix("~/") {
-                    Some(rest) => format!(
-                        "{}/{rest}",
-                        crate::effects::paths::escape(&home).trim_end_matches('/')
-                    ),
-                    None if i == "~" => crate::effects::paths::escape(&home),
+                    Some(rest) => format!("{home_dir}/{rest}"),
+                    None if i == "~" => home.clone(),
                     None => i,
                 })
                 .collect();
