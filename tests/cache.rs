@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
+use zero_policy::cel::{CelEnv, CompileCtx, PatternCache, stored::Shelf};
 use zero_policy::loader::{
     self,
     cache::{Cache, Scans},
@@ -307,11 +308,15 @@ fn a_hook_reads_the_cache_in_place_of_the_yaml_it_stands_for() {
     assert!(!home.join("cache").exists());
 
     // The first call keeps an entry for each file: the document of each it
-    // read, the scans alone of the other agents' manifests it skipped; and
-    // one for the shipped catalog's entry of `ls`.
+    // read, the scans alone of the other agents' manifests it skipped; one
+    // for the shipped catalog's entry of `ls`; and the shelf of the
+    // expressions it compiled.
     assert_eq!(hook(&home, cache, &[&policy, &manifests], "ls"), "deny");
-    let kept = entries(&dir);
+    let (shelves, kept): (Vec<PathBuf>, Vec<PathBuf>) = entries(&dir)
+        .into_iter()
+        .partition(|p| p.extension().is_some_and(|e| e == "bin"));
     assert_eq!(kept.len(), 2 + entries(&manifests).len(), "{kept:?}");
+    assert_eq!(shelves.len(), 1, "{shelves:?}");
     let store = Cache::new(dir.clone());
     let entry = store.entry(text);
     assert!(kept.contains(&entry), "{kept:?}");
@@ -323,6 +328,37 @@ fn a_hook_reads_the_cache_in_place_of_the_yaml_it_stands_for() {
     assert!(store.get(&own).unwrap().document(true).is_some());
     // The second decides the same from the cache.
     assert_eq!(hook(&home, cache, &[&policy, &manifests], "ls"), "deny");
+
+    // What the shelf says is what the hook runs: the rule's condition kept
+    // as `false` lets `ls` through.
+    let shelf_path = &shelves[0];
+    let original = std::fs::read(shelf_path).unwrap();
+    let mut shelf = Shelf::from_bytes(&original);
+    let source = "call.commands.exists(c, c.program == 'ls')";
+    assert!(shelf.get(source, true).is_some());
+    let lists = std::sync::Arc::new(std::collections::BTreeMap::new());
+    let mut patterns = PatternCache::default();
+    let cx = CompileCtx {
+        lists: &lists,
+        allow_call: true,
+        case_insensitive: false,
+    };
+    let never = CelEnv::new().compile("false", &mut patterns, &cx).unwrap();
+    shelf.add(source, true, never.to_stored(&patterns, &lists).unwrap());
+    std::fs::write(shelf_path, shelf.to_bytes()).unwrap();
+    assert_eq!(hook(&home, cache, &[&policy, &manifests], "ls"), "allow");
+    // Unless someone else could have written it: then it is compiled again
+    // (and the shelf written anew).
+    std::fs::set_permissions(shelf_path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert_eq!(hook(&home, cache, &[&policy, &manifests], "ls"), "deny");
+    assert_eq!(
+        std::fs::metadata(shelf_path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // A shelf that does not read as one is none.
+    std::fs::write(shelf_path, &original[..original.len() / 2]).unwrap();
+    assert_eq!(hook(&home, cache, &[&policy, &manifests], "ls"), "deny");
+    assert_eq!(std::fs::read(shelf_path).unwrap(), original);
 
     // What the entry says is what the hook reads: a document without the rule.
     let other = loader::read_document(allow_all).unwrap();

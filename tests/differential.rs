@@ -75,7 +75,9 @@ struct Input {
 }
 
 /// Evaluates `src` for each input with both evaluators; fails on a difference.
-/// Returns whether the expression compiled and was planned.
+/// The expression restored from its stored form (`cel::stored`), into a
+/// pattern cache of its own, is evaluated too and must give what the compiled
+/// one gives. Returns whether the expression compiled and was planned.
 fn check(src: &str, inputs: &[Input]) -> Result<bool, TestCaseError> {
     let mut cache = PatternCache::default();
     let cx = CompileCtx {
@@ -87,6 +89,18 @@ fn check(src: &str, inputs: &[Input]) -> Result<bool, TestCaseError> {
         // Load errors are the loader's business; both evaluators agree on nothing.
         return Ok(false);
     };
+    let stored = expr.to_stored(&cache, &LISTS);
+    prop_assert!(stored.is_some(), "`{src}` has no stored form");
+    let stored = stored.unwrap();
+    let mut restored_cache = PatternCache::default();
+    let restored = ENV.restore(src, &stored, &mut restored_cache, &cx);
+    prop_assert!(restored.is_some(), "`{src}` does not restore");
+    let restored = restored.unwrap();
+    prop_assert_eq!(restored.to_stored(&restored_cache, &LISTS), Some(stored));
+    prop_assert_eq!(restored.not_planned(), expr.not_planned());
+    let restored_root = ENV
+        .root_context(&Arc::new(restored_cache), &LISTS, false)
+        .unwrap();
     let cache = Arc::new(cache);
     let root = ENV.root_context(&cache, &LISTS, false).unwrap();
     let planned = expr.not_planned().is_none();
@@ -110,6 +124,8 @@ fn check(src: &str, inputs: &[Input]) -> Result<bool, TestCaseError> {
         };
         let mut scope = Scope::with_json_args(&root, &vars, &input.args);
         scope.bind_call(cel::to_value(&input.call).unwrap());
+        let mut restored_scope = Scope::with_json_args(&restored_root, &vars, &input.args);
+        restored_scope.bind_call(cel::to_value(&input.call).unwrap());
         let reference = scope.eval_reference(&expr);
         if let Some(p) = scope.eval_planned(&expr)
             && p != Err(Fail::Fallback)
@@ -128,17 +144,22 @@ fn check(src: &str, inputs: &[Input]) -> Result<bool, TestCaseError> {
         }
         // The production path: planned, the crate wording any error.
         let production = scope.eval(&expr);
-        match (&production, &reference) {
-            (Ok(a), Ok(b)) => prop_assert!(same(a, b), "`{src}`: {a:?} vs {b:?}"),
-            // The crate words the error; a message that prints a map is
-            // worded differently from run to run (hash order), so only a
-            // message printing no map must be the same.
-            (Err(a), Err(b)) => {
-                if !b.contains("Map") {
-                    prop_assert_eq!(a, b);
+        // The crate words the error; a message that prints a map is worded
+        // differently from run to run (hash order), so only a message
+        // printing no map must be the same.
+        for (what, other) in [
+            ("the cel crate", &reference),
+            ("the restored expression", &restored_scope.eval(&restored)),
+        ] {
+            match (&production, other) {
+                (Ok(a), Ok(b)) => prop_assert!(same(a, b), "`{src}`: {a:?} vs {b:?} by {what}"),
+                (Err(a), Err(b)) => {
+                    if !b.contains("Map") {
+                        prop_assert_eq!(a, b, "by {}", what);
+                    }
                 }
+                _ => prop_assert!(false, "`{src}`: {production:?} vs {other:?} by {what}"),
             }
-            _ => prop_assert!(false, "`{src}`: {production:?} vs {reference:?}"),
         }
     }
     Ok(planned)
@@ -1155,4 +1176,90 @@ fn the_dispatch_path_decides_batched_rules_as_the_crate_does() {
         decided_by_rules > 200,
         "{decided_by_rules} of 960 calls matched a rule"
     );
+}
+
+// ---- compiled expressions restored ------------------------------------------------
+
+/// A load that restores the expressions an earlier load compiled (what every
+/// hook call after the first does) decides every shipped call as that earlier
+/// load does: the same explanation, step by step.
+#[test]
+fn a_load_that_restores_compiled_expressions_decides_every_shipped_call_alike() {
+    use zero_policy::loader::{self, Purpose, cache::Cache};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let paths = [
+        root.join("policies"),
+        root.join("manifests"),
+        root.join("tests/fixtures/redteam"),
+    ];
+    let (policy, _) = shipped();
+    let calls = shipped_calls(&policy);
+    let dir = std::env::temp_dir().join(format!("zp-restored-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = Cache::new(dir.clone());
+    let load = || {
+        loader::load_paths_cached(&paths, Purpose::Decide, &cache)
+            .unwrap()
+            .policy
+            .expect("the shipped files load")
+    };
+    let compiled = load();
+    // The shelf holds every rule and effect expression the load compiled.
+    let key =
+        zero_policy::cel::stored::shelf_key(&compiled.lists, compiled.settings.case_insensitive);
+    let shelf = cache.shelf(&key);
+    let mut sources = 0;
+    for rule in compiled.all_rules() {
+        assert!(shelf.get(&rule.when.source, true).is_some(), "{}", rule.id);
+        sources += 1;
+    }
+    assert!(sources > 20, "{sources} rules");
+    let restored = load();
+    let _ = std::fs::remove_dir_all(&dir);
+    let (a, b) = (
+        zero_policy::registry::Registry::new(&compiled).unwrap(),
+        zero_policy::registry::Registry::new(&restored).unwrap(),
+    );
+    for c in &calls {
+        pretty_assertions::assert_eq!(a.explain(c), b.explain(c), "{c:?}");
+    }
+}
+
+/// Stored forms cut short or with a byte changed restore as nothing or as
+/// some expression, never a panic; the shipped expressions' forms restore
+/// whole.
+#[test]
+fn damaged_stored_forms_never_panic() {
+    let (policy, _) = shipped();
+    let cx = CompileCtx {
+        lists: &policy.lists,
+        allow_call: true,
+        case_insensitive: policy.settings.case_insensitive,
+    };
+    let mut restored = 0;
+    for rule in policy.all_rules() {
+        let source = &rule.when.source;
+        // Restored into the cache the compile filled, as a load does: the
+        // patterns a damaged form names are mostly compiled already.
+        let mut cache = PatternCache::default();
+        let expr = ENV.compile(source, &mut cache, &cx).unwrap();
+        let stored = expr.to_stored(&cache, &policy.lists).unwrap();
+        assert!(ENV.restore(source, &stored, &mut cache, &cx).is_some());
+        restored += 1;
+        // The form says where it ends: a part of it is never a whole one.
+        for cut in 0..stored.len() {
+            assert!(
+                ENV.restore(source, &stored[..cut], &mut cache, &cx)
+                    .is_none()
+            );
+        }
+        for at in 0..stored.len() {
+            for flip in [0x01u8, 0x80, 0xff] {
+                let mut bytes = stored.clone();
+                bytes[at] ^= flip;
+                let _ = ENV.restore(source, &bytes, &mut cache, &cx);
+            }
+        }
+    }
+    assert!(restored > 20, "{restored} rules");
 }

@@ -10,6 +10,7 @@ pub mod batch;
 pub mod budget;
 pub mod functions;
 pub mod plan;
+pub mod stored;
 
 use std::cell::OnceCell;
 use std::collections::BTreeSet;
@@ -129,8 +130,10 @@ pub struct ArgRead {
 pub struct Expression {
     /// The source text.
     pub source: String,
-    /// The parsed tree, macros expanded.
-    ast: IdedExpr,
+    /// The parsed tree, macros expanded: parsed again when first needed by
+    /// an expression restored from its stored form ([`stored`]), which the
+    /// planned evaluator decides without.
+    ast: std::sync::OnceLock<IdedExpr>,
     /// The keys of every `args.X` read that is not a `has()` test, in source
     /// order; [`Expression::arg_reads`] places them.
     arg_keys: Vec<String>,
@@ -144,13 +147,67 @@ pub struct Expression {
     pub reads_call: bool,
     /// The lists it names.
     pub lists: Vec<String>,
+    /// It reads `lists` whole (so the cost estimate reads every list).
+    reads_all_lists: bool,
+    /// What literal it is, if it is one ([`Expression::literal_kind`]).
+    literal: Option<&'static str>,
     /// The lists the cost estimate reads, for estimating again at run time.
     list_sizes: Arc<std::collections::BTreeMap<String, Vec<String>>>,
+    /// The glob lists given to the path functions, as compiled into the
+    /// pattern cache.
+    glob_lists: Vec<Vec<String>>,
+    /// The string literals compiled as globs into the pattern cache, if any
+    /// (an expression that calls `glob`).
+    literal_globs: Vec<String>,
     /// The planned form, or why the `cel` crate evaluates it instead.
     plan: Result<plan::Plan, String>,
 }
 
+/// The lists a cost estimate reads: every list for an expression that reads
+/// `lists` whole (shared with every such expression), else those it names.
+fn list_sizes(reads_all: bool, names: &[String], lists: &Lists) -> Lists {
+    if reads_all {
+        Arc::clone(lists)
+    } else {
+        Arc::new(
+            names
+                .iter()
+                .filter_map(|n| lists.get(n).map(|l| (n.clone(), l.clone())))
+                .collect(),
+        )
+    }
+}
+
+/// The named lists of a load.
+type Lists = Arc<std::collections::BTreeMap<String, Vec<String>>>;
+
+/// The tree of a source that compiled before ([`stored`]): parsed as
+/// [`CelEnv::compile`] parsed it, which gives the same tree.
+fn reparse(source: &str) -> IdedExpr {
+    parse_fast(source)
+        .or_else(|| {
+            CelEnv::new()
+                .env
+                .parser()
+                .parse_with_source_info(source)
+                .ok()
+                .map(|(ast, _)| ast)
+        })
+        // INVARIANT: the source compiled with this build. Should it not parse
+        // now, it is an unknown name: an error wherever it is evaluated, and
+        // a rule that errors fails closed.
+        .unwrap_or(IdedExpr {
+            id: 0,
+            expr: Expr::Ident("zp__unparsed".to_string()),
+        })
+}
+
 impl Expression {
+    /// The parsed tree; parsed now if the expression was restored.
+    fn ast(&self) -> &IdedExpr {
+        self.ast.get_or_init(|| reparse(&self.source))
+    }
+
     /// The keys of every `args.X` read that is not a `has()` test.
     pub fn arg_keys(&self) -> impl Iterator<Item = &str> {
         self.arg_keys.iter().map(String::as_str)
@@ -215,16 +272,25 @@ impl Expression {
     /// Whether it is a literal (`true`, `"x"`, `[…]`) rather than a computation.
     #[must_use]
     pub fn literal_kind(&self) -> Option<&'static str> {
-        match &self.ast.expr {
-            Expr::Literal(LiteralValue::String(_)) => Some("a string"),
-            Expr::Literal(LiteralValue::Boolean(_)) => Some("a bool"),
-            Expr::Literal(
-                LiteralValue::Int(_) | LiteralValue::UInt(_) | LiteralValue::Double(_),
-            ) => Some("a number"),
-            Expr::List(_) => Some("a list"),
-            Expr::Map(_) => Some("a map"),
-            _ => None,
+        self.literal
+    }
+}
+
+/// The literal kinds [`Expression::literal_kind`] names, in the order the
+/// stored form numbers them (from 1).
+const LITERAL_KINDS: [&str; 5] = ["a string", "a bool", "a number", "a list", "a map"];
+
+/// What literal a tree is, if it is one.
+fn literal_kind(ast: &IdedExpr) -> Option<&'static str> {
+    match &ast.expr {
+        Expr::Literal(LiteralValue::String(_)) => Some("a string"),
+        Expr::Literal(LiteralValue::Boolean(_)) => Some("a bool"),
+        Expr::Literal(LiteralValue::Int(_) | LiteralValue::UInt(_) | LiteralValue::Double(_)) => {
+            Some("a number")
         }
+        Expr::List(_) => Some("a list"),
+        Expr::Map(_) => Some("a map"),
+        _ => None,
     }
 }
 
@@ -429,30 +495,35 @@ impl CelEnv {
             }
         }
         // Glob lists given to the path functions are compiled now, not per call.
+        let mut glob_lists = Vec::new();
         for (arg, id) in &walk.glob_lists {
             let items: Option<Vec<String>> = match arg {
                 GlobListArg::Named(n) => cx.lists.get(n).cloned(),
                 GlobListArg::Literal(items) => Some(items.clone()),
             };
-            if let Some(items) = items
-                && let Err(e) = cache.add_glob_list(&items, cx.case_insensitive)
-            {
-                let (start, end) = range(*id);
-                errors.push(ExprError {
-                    kind: ExprErrorKind::InvalidGlob,
-                    message: format!("invalid glob in the list: {e}"),
-                    start,
-                    end,
-                });
+            if let Some(items) = items {
+                if let Err(e) = cache.add_glob_list(&items, cx.case_insensitive) {
+                    let (start, end) = range(*id);
+                    errors.push(ExprError {
+                        kind: ExprErrorKind::InvalidGlob,
+                        message: format!("invalid glob in the list: {e}"),
+                        start,
+                        end,
+                    });
+                }
+                glob_lists.push(items);
             }
         }
-        if walk.calls.iter().any(|(n, _)| n == "glob") {
+        let literal_globs = if walk.calls.iter().any(|(n, _)| n == "glob") {
             // Literals that are not glob() arguments may still reach glob() through a
             // variable; compile the ones that are valid globs now rather than per call.
             for lit in &walk.literals {
                 let _ = cache.add_glob(lit);
             }
-        }
+            std::mem::take(&mut walk.literals)
+        } else {
+            Vec::new()
+        };
         if errors.is_empty() {
             let estimate = budget::estimate(&ast, &budget::Inputs::ASSUMED, cx.lists);
             if let Some(id) = estimate.over {
@@ -477,17 +548,9 @@ impl CelEnv {
             errors.sort_by_key(|e| (e.start, e.end));
             return Err(errors);
         }
-        // Shared with every expression that reads the whole of `lists`.
-        let list_sizes = if walk.idents.iter().any(|(n, _)| n == "lists") {
-            Arc::clone(cx.lists)
-        } else {
-            Arc::new(
-                walk.list_reads
-                    .iter()
-                    .filter_map(|(n, _, _)| cx.lists.get(n).map(|l| (n.clone(), l.clone())))
-                    .collect(),
-            )
-        };
+        let reads_all_lists = walk.idents.iter().any(|(n, _)| n == "lists");
+        let lists: Vec<String> = walk.list_reads.into_iter().map(|(n, _, _)| n).collect();
+        let list_sizes = list_sizes(reads_all_lists, &lists, cx.lists);
         let arg_keys = walk.arg_reads.iter().map(|(k, _, _)| k.clone()).collect();
         let plan = plan::plan(
             &ast,
@@ -500,14 +563,18 @@ impl CelEnv {
         Ok(Expression {
             source: source.to_string(),
             plan,
-            ast,
+            literal: literal_kind(&ast),
+            ast: std::sync::OnceLock::from(ast),
             arg_keys,
             guarded: walk.guarded,
             globs: walk.globs.into_iter().map(|(p, _)| p).collect(),
             regexes: walk.regexes.into_iter().map(|(p, _)| p).collect(),
             reads_call: walk.idents.iter().any(|(n, _)| n == "call"),
-            lists: walk.list_reads.into_iter().map(|(n, _, _)| n).collect(),
+            lists,
+            reads_all_lists,
             list_sizes,
+            glob_lists,
+            literal_globs,
         })
     }
 
@@ -700,7 +767,7 @@ impl<'r> Scope<'r> {
     /// # Errors
     /// A run-time error.
     pub fn eval_reference(&self, expr: &Expression) -> Result<Value, String> {
-        Value::resolve(&expr.ast, self.cel_ctx()).map_err(|e| describe_error(&e))
+        Value::resolve(expr.ast(), self.cel_ctx()).map_err(|e| describe_error(&e))
     }
 
     /// Evaluates an expression with the planned evaluator alone; `None` if it
@@ -717,7 +784,7 @@ impl<'r> Scope<'r> {
             return Ok(());
         }
         let sizes = self.sizes.max(budget::Inputs::ASSUMED);
-        let estimate = budget::estimate(&expr.ast, &sizes, &expr.list_sizes);
+        let estimate = budget::estimate(expr.ast(), &sizes, &expr.list_sizes);
         if estimate.fits() {
             Ok(())
         } else {

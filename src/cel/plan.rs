@@ -59,8 +59,8 @@ type R = Result<Value, Fail>;
 /// A planned expression.
 #[derive(Debug)]
 pub struct Plan {
-    root: Node,
-    locals: usize,
+    pub(super) root: Node,
+    pub(super) locals: usize,
 }
 
 /// The variables of one call, as the planned evaluator reads them.
@@ -244,17 +244,17 @@ pub(super) enum Node {
 
 #[derive(Debug)]
 pub(super) struct Compr {
-    range: Node,
-    iter: usize,
-    accu: usize,
-    init: Node,
-    cond: Node,
-    step: Node,
-    result: Node,
+    pub(super) range: Node,
+    pub(super) iter: usize,
+    pub(super) accu: usize,
+    pub(super) init: Node,
+    pub(super) cond: Node,
+    pub(super) step: Node,
+    pub(super) result: Node,
     /// `@result && x` / `@result || x`: errors may be absorbed by a later item.
-    fold: Option<bool>,
+    pub(super) fold: Option<bool>,
     /// `map`/`filter`: (guard, item) appended to the accumulator in place.
-    append: Option<(Option<Node>, Node)>,
+    pub(super) append: Option<(Option<Node>, Node)>,
 }
 
 /// What the planner needs from the load.

@@ -306,6 +306,12 @@ impl PathGlobs {
         &self.globs
     }
 
+    /// Whether the globs ignore case.
+    #[must_use]
+    pub fn case_insensitive(&self) -> bool {
+        self.case_insensitive
+    }
+
     /// Whether the path matches one of the automata (tests check that they
     /// agree with the regex set).
     #[cfg(test)]
@@ -383,6 +389,8 @@ fn compile(glob: &str, case_insensitive: bool) -> Result<Glob, String> {
 #[derive(Debug, Clone)]
 pub struct GlobRegexSet {
     set: meta::Regex,
+    /// The globs, as written.
+    globs: Vec<String>,
 }
 
 impl GlobRegexSet {
@@ -391,8 +399,18 @@ impl GlobRegexSet {
     /// # Errors
     /// The set goes over its size limit.
     pub fn new<'g>(globs: impl IntoIterator<Item = &'g Glob>) -> Result<GlobRegexSet, String> {
-        let regexes: Vec<&str> = globs.into_iter().map(Glob::regex).collect();
-        regex_set(&regexes).map(|set| GlobRegexSet { set })
+        let globs: Vec<&Glob> = globs.into_iter().collect();
+        let regexes: Vec<&str> = globs.iter().map(|g| g.regex()).collect();
+        regex_set(&regexes).map(|set| GlobRegexSet {
+            set,
+            globs: globs.iter().map(|g| g.glob().to_string()).collect(),
+        })
+    }
+
+    /// The globs, as written, in their order.
+    #[must_use]
+    pub fn globs(&self) -> &[String] {
+        &self.globs
     }
 
     /// Whether the literal path matches one of the globs.

@@ -105,15 +105,41 @@ impl Cache {
     /// SHA-256 of this build's fingerprint and that digest.
     #[must_use]
     pub fn entry_of(&self, digest: &[u8; 32]) -> PathBuf {
+        self.named(digest, ".json")
+    }
+
+    /// The file of `key` (a SHA-256) for this build, with `suffix`.
+    fn named(&self, key: &[u8; 32], suffix: &str) -> PathBuf {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut h = Sha256::new();
         h.update(BUILD.as_bytes());
-        h.update(digest);
+        h.update(key);
         let mut name = String::with_capacity(69);
         for b in h.finalize() {
-            name.push_str(&format!("{b:02x}"));
+            name.push(char::from(HEX[usize::from(b >> 4)]));
+            name.push(char::from(HEX[usize::from(b & 15)]));
         }
-        name.push_str(".json");
+        name.push_str(suffix);
         self.dir.join(name)
+    }
+
+    /// The compiled expressions kept under `key`
+    /// ([`crate::cel::stored::shelf_key`]); an empty shelf if there are none.
+    #[must_use]
+    pub fn shelf(&self, key: &[u8; 32]) -> crate::cel::stored::Shelf {
+        let bytes = trusted_folder(&self.dir)
+            .then(|| read_trusted(&self.named(key, ".bin")))
+            .flatten()
+            .unwrap_or_default();
+        crate::cel::stored::Shelf::from_bytes(&bytes)
+    }
+
+    /// Keeps `shelf` under `key`; a failure is ignored.
+    pub fn put_shelf(&self, key: &[u8; 32], shelf: &crate::cel::stored::Shelf) {
+        if make_folder(&self.dir) && trusted_folder(&self.dir) {
+            write_entry(&self.named(key, ".bin"), &shelf.to_bytes());
+            prune(&self.dir);
+        }
     }
 
     /// What is kept for `text`, if a trusted entry holds it.
@@ -356,9 +382,11 @@ fn make_folder(dir: &Path) -> bool {
     builder.create(dir).is_ok() || dir.is_dir()
 }
 
-/// An entry's file name: 64 hexadecimal digits and `.json`.
+/// An entry's file name: 64 hexadecimal digits and `.json` (a document) or
+/// `.bin` (compiled expressions).
 fn is_entry_name(name: &str) -> bool {
     name.strip_suffix(".json")
+        .or_else(|| name.strip_suffix(".bin"))
         .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 

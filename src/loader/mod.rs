@@ -276,8 +276,9 @@ fn load(
     // The shipped catalog's units go through the cache only where every file
     // does: its entries could then stand in for the catalog built into the
     // binary, which a policy the user may not write otherwise keeps.
+    let all_cacheable = sources.iter().all(|(_, cacheable)| *cacheable);
     if let Some(c) = cache
-        && sources.iter().all(|(_, cacheable)| *cacheable)
+        && all_cacheable
     {
         catalog::use_cache(c.clone());
     }
@@ -296,12 +297,28 @@ fn load(
         }
     }
     b.lists(&docs);
+    // A process that decides calls restores the expressions an earlier one
+    // compiled for these lists, where every file may be cached (a compiled
+    // expression stands for its file's text as the document does).
+    let shelf = cache
+        .filter(|_| all_cacheable && purpose.decides())
+        .map(|c| {
+            let key = crate::cel::stored::shelf_key(&b.lists, b.settings.case_insensitive);
+            b.shelf = Some(c.shelf(&key));
+            (c, key)
+        });
     // Each document is dropped once read: what it held is in the builder, and
     // the next document's compiled rules reuse its memory.
-    for (file, doc) in docs {
-        b.document(&file, &doc);
+    for (file, mut doc) in docs {
+        b.document(&file, &mut doc);
     }
     b.cross_checks();
+    if let (Some((c, key)), Some(kept)) = (shelf, &b.shelf)
+        && kept.added() > 0
+        && !crate::diagnostic::has_errors(&b.diags)
+    {
+        c.put_shelf(&key, kept);
+    }
     let mut diagnostics = b.diags;
     crate::diagnostic::sort(&mut diagnostics);
     let policy = if crate::diagnostic::has_errors(&diagnostics) {
@@ -372,6 +389,8 @@ struct Builder {
     loading_builtin_catalog: bool,
     /// What the load is for.
     purpose: Purpose,
+    /// Compiled expressions kept from earlier loads, when the load restores them.
+    shelf: Option<crate::cel::stored::Shelf>,
 }
 
 /// The byte span of a spanned value.
@@ -723,7 +742,7 @@ impl Builder {
         }
     }
 
-    fn document(&mut self, file: &SourceFile, doc: &Document) {
+    fn document(&mut self, file: &SourceFile, doc: &mut Document) {
         if doc.version.value != 1 {
             self.diags.push(
                 Diagnostic::new(
@@ -747,8 +766,15 @@ impl Builder {
         for c in &doc.commands {
             self.command(file, c);
         }
-        for t in &doc.tools {
-            self.tool(file, t);
+        for t in &mut doc.tools {
+            // A load that decides calls neither checks nor lints a tool's
+            // schema, so it takes the schema rather than copying it.
+            let schema = self
+                .purpose
+                .decides()
+                .then(|| t.parameters.as_mut().map(|p| p.value.take()))
+                .flatten();
+            self.tool(file, t, schema);
         }
         for s in &doc.servers {
             self.server(file, s);

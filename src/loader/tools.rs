@@ -84,8 +84,26 @@ impl Builder {
             allow_call,
             case_insensitive: self.settings.case_insensitive,
         };
+        if let Some(expr) = self
+            .shelf
+            .as_ref()
+            .and_then(|shelf| shelf.get(&when.value, allow_call))
+            .and_then(|stored| {
+                self.cel
+                    .restore(&when.value, stored, &mut self.patterns, &cx)
+            })
+        {
+            return Some((expr, when_origin));
+        }
         match self.cel.compile(&when.value, &mut self.patterns, &cx) {
-            Ok(expr) => Some((expr, when_origin)),
+            Ok(expr) => {
+                if let Some(shelf) = &mut self.shelf
+                    && let Some(stored) = expr.to_stored(&self.patterns, &self.lists)
+                {
+                    shelf.add(&when.value, allow_call, stored);
+                }
+                Some((expr, when_origin))
+            }
             Err(errors) => {
                 // Positions in the value mapped to the file: only for errors.
                 let map = ScalarMap::new(
@@ -150,7 +168,13 @@ impl Builder {
         }
     }
 
-    pub(super) fn tool(&mut self, file: &SourceFile, raw: &RawTool) {
+    /// Adds one tool; `schema`, if given, is its `parameters` (taken out of `raw`).
+    pub(super) fn tool(
+        &mut self,
+        file: &SourceFile,
+        raw: &RawTool,
+        schema: Option<serde_json::Value>,
+    ) {
         let here = origin(file, &raw.name);
         let name = raw.name.value.clone();
         if !valid_tool_name(&name) {
@@ -175,10 +199,12 @@ impl Builder {
         } else {
             self.tool_names.insert(key, here.clone());
         }
-        let parameters = raw.parameters.as_ref().map_or_else(
-            || serde_json::json!({"type": "object"}),
-            |p| p.value.clone(),
-        );
+        let parameters = schema.unwrap_or_else(|| {
+            raw.parameters.as_ref().map_or_else(
+                || serde_json::json!({"type": "object"}),
+                |p| p.value.clone(),
+            )
+        });
         // A load that decides calls compiles the schema when the tool is called.
         if !self.purpose.decides()
             && let Err(e) = jsonschema::draft202012::new(&parameters)
