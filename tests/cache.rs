@@ -111,7 +111,13 @@ fn assert_round_trip(name: &str, text: &str) -> bool {
 #[test]
 fn every_shipped_and_fixture_document_reads_back_from_json_with_its_places() {
     let mut files = Vec::new();
-    for dir in ["policies", "manifests", "profiles", "tests/fixtures"] {
+    for dir in [
+        "policies",
+        "manifests",
+        "profiles",
+        "catalog",
+        "tests/fixtures",
+    ] {
         yaml_files(&root().join(dir), &mut files);
     }
     let mut read = 0;
@@ -127,6 +133,22 @@ fn every_shipped_and_fixture_document_reads_back_from_json_with_its_places() {
     // The shipped files, the red-team suite and the fixtures that are documents.
     assert!(read >= 60, "only {read} of {} files read", files.len());
     assert!(assert_round_trip("every form", EVERY_FORM));
+    // An option is kept in its shorthand only where the shorthand reads back
+    // as the same option: not a kind named `flag`.
+    let options = r#"
+version: 1
+commands:
+  - name: p
+    description: d
+    options:
+      "-a": flag
+      "-b": read
+      "-c": {value: flag}
+      "-d": {value: read, tags: [x]}
+      "-e": {}
+      "-f": {value: write, optional: true}
+"#;
+    assert!(assert_round_trip("options", options));
     // The places are real ones: the rule's id is where the YAML has it.
     let doc = loader::read_document(EVERY_FORM).unwrap();
     let id = &doc.rules[0].id;
