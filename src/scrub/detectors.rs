@@ -652,8 +652,9 @@ pub(super) const KEYWORDS_MAX_BYTES: usize = 4096;
 /// byte the keywords that start with it: some hundreds of instructions for a
 /// line, where building one Aho-Corasick automaton over the keywords costs
 /// about 0.9 million (callgrind). A process that goes on scrubbing (the
-/// gateway) builds the automaton once it has answered
-/// [`SCANS_BEFORE_AUTOMATON`] texts; both give the same answer.
+/// gateway) builds the automaton once it has scanned
+/// [`SCAN_BYTES_BEFORE_AUTOMATON`] bytes; both give the same answer. (Counted
+/// in texts, `explain`'s output, a hundred short strings, built it.)
 ///
 /// Only ASCII text: under `(?i)` a Unicode regex matches `K` (U+212A) for
 /// `k` and `ſ` (U+017F) for `s`, which no ASCII keyword finds.
@@ -669,14 +670,14 @@ pub(super) struct Keywords {
     /// For each detector, bytes one of which every match of it holds
     /// ([`Builtin`]'s `needs`); empty for none.
     needs: Vec<&'static [u8]>,
-    /// Texts answered so far.
+    /// Bytes of text answered so far.
     answered: std::sync::atomic::AtomicUsize,
     /// The automaton, once built (`None`: it could not be, so texts are scanned).
     automaton: OnceLock<Option<aho_corasick::AhoCorasick>>,
 }
 
-/// Texts answered by scanning before the automaton is built.
-pub(super) const SCANS_BEFORE_AUTOMATON: usize = 32;
+/// Bytes of text answered by scanning before the automaton is built.
+pub(super) const SCAN_BYTES_BEFORE_AUTOMATON: usize = 32 * 1024;
 
 impl Keywords {
     /// The keywords of `detectors`.
@@ -735,8 +736,8 @@ impl Keywords {
     pub(super) fn candidates(&self, text: &str, detectors: usize) -> Option<(Vec<usize>, bool)> {
         let n = self
             .answered
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.candidates_by(text, detectors, n >= SCANS_BEFORE_AUTOMATON)
+            .fetch_add(text.len(), std::sync::atomic::Ordering::Relaxed);
+        self.candidates_by(text, detectors, n >= SCAN_BYTES_BEFORE_AUTOMATON)
     }
 
     /// As [`Keywords::candidates`], by the automaton or by scanning.
