@@ -10,8 +10,10 @@
 #                                             ZP=path/to/zero-policy measures that binary)
 #
 # Builds zero-policy (release, the root's target/) and installs cedar-policy-cli 4.x
-# under benches/peers/target/cli if it is not there. Uses hyperfine when it is
-# installed (else a loop over `date +%s%N`) and /usr/bin/time for peak memory.
+# under benches/peers/target/cli if it is not there. Times the three in
+# interleaved rounds (interleave.py; needs python3 and jq), else with hyperfine
+# when it is installed, else a loop over `date +%s%N`; /usr/bin/time for peak
+# memory.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -143,7 +145,22 @@ explain_cmd="$(q "${explain[@]}")"
 authorize_cmd="$(q "${authorize[@]}")"
 
 declare -A median
-if command -v hyperfine >/dev/null; then
+if command -v python3 >/dev/null && command -v jq >/dev/null; then
+    # Interleaved (interleave.py): every round runs each command once, so the
+    # machine's drift weighs on all three alike.
+    jq -n --arg zp "$zp" --arg event "$work/event.json" \
+        --argjson hook "$(printf '%s\n' "${hook[@]}" | jq -R . | jq -s .)" \
+        --argjson explain "$(printf '%s\n' "${explain[@]}" | jq -R . | jq -s .)" \
+        --argjson cedar "$(printf '%s\n' "${authorize[@]}" | jq -R . | jq -s .)" \
+        '[{name: "hook", argv: $hook, stdin: $event},
+          {name: "explain", argv: $explain, stdin: "/dev/null"},
+          {name: "cedar", argv: $cedar, stdin: "/dev/null"}]' >"$work/spec.json"
+    echo "== $runs interleaved rounds (benches/peers/interleave.py)" >&2
+    python3 "$here/interleave.py" "$runs" "$work/spec.json" >"$work/times.json"
+    for name in hook explain cedar true; do
+        median[$name]=$(jq -r --arg n "$name" '.[$n]' "$work/times.json")
+    done
+elif command -v hyperfine >/dev/null; then
     hyperfine --style basic --warmup 5 --runs "$runs" --ignore-failure \
         --export-json "$work/times.json" \
         -n hook "$hook_cmd >/dev/null" \
@@ -201,6 +218,9 @@ printf '  %-44s median %8.2f ms   peak RSS %8s kB\n' \
     "cedar authorize ($((rules + 1)) policies)" "${median[cedar]}" "${rss[cedar]}"
 awk -v h="${median[hook]}" -v e="${median[explain]}" -v c="${median[cedar]}" \
     'BEGIN {printf "  ratios: hook/cedar %.2f×   explain/cedar %.2f×\n", h / c, e / c}'
+if [[ -n ${median[true]:-} ]]; then
+    printf '  (starting /bin/true the same way: %.2f ms; interleaved rounds)\n' "${median[true]}"
+fi
 # How much of the hot path build/hot-functions.txt lists the binary has: the
 # linker places those functions together (build.rs); a low share means the list
 # is stale (run build/hot-functions.sh) and peak RSS grows back.
