@@ -23,6 +23,11 @@
 //! - the folder is one of the places a registry guards
 //!   ([`super::policy_places`]): a call that writes there is denied.
 //!
+//! The same folder keeps the shelves of compiled expressions
+//! ([`crate::cel::stored`]), one file (`.bin`) per set of lists and options,
+//! read and written with the same checks, and used only when every file of the
+//! load may be cached.
+//!
 //! Anything unexpected (a missing, unreadable, foreign or malformed entry)
 //! means the YAML is read, as without a cache; a cache that cannot be written
 //! costs only time. Nothing here can fail a load.
