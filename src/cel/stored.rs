@@ -280,24 +280,10 @@ fn node(out: &mut Out, n: &Node, lists: &Consts<'_>) -> Option<()> {
             pair(out, 13, a, b, lists)?;
             node(out, c, lists)?;
         }
-        Node::Bin(op, a, b) => {
-            out.u8(14);
-            out.u8(*op as u8);
-            node(out, a, lists)?;
-            node(out, b, lists)?;
-        }
+        Node::Bin(op, a, b) => operator(out, 14, *op as u8, &[a, b], lists)?,
         Node::Size(a) => one(out, 15, a, lists)?,
-        Node::Str1(op, a) => {
-            out.u8(16);
-            out.u8(*op as u8);
-            node(out, a, lists)?;
-        }
-        Node::Str2(op, a, b) => {
-            out.u8(17);
-            out.u8(*op as u8);
-            node(out, a, lists)?;
-            node(out, b, lists)?;
-        }
+        Node::Str1(op, a) => operator(out, 16, *op as u8, &[a], lists)?,
+        Node::Str2(op, a, b) => operator(out, 17, *op as u8, &[a, b], lists)?,
         Node::Substring(a, b, c) => {
             pair(out, 18, a, b, lists)?;
             match c {
@@ -374,6 +360,14 @@ fn node(out: &mut Out, n: &Node, lists: &Consts<'_>) -> Option<()> {
         }
     }
     Some(())
+}
+
+/// A node of an operator table ([`BINS`], [`STR1S`], [`STR2S`]): its tag,
+/// the operator's number, its operands.
+fn operator(out: &mut Out, tag: u8, op: u8, operands: &[&Node], lists: &Consts<'_>) -> Option<()> {
+    out.u8(tag);
+    out.u8(op);
+    operands.iter().try_for_each(|n| node(out, n, lists))
 }
 
 fn one(out: &mut Out, tag: u8, a: &Node, lists: &Consts<'_>) -> Option<()> {
@@ -909,6 +903,28 @@ mod tests {
         assert_eq!(Shelf::from_bytes(&small.to_bytes()).records.len(), SLACK);
         // Bytes that are not a shelf are an empty one.
         assert!(Shelf::from_bytes(b"\x05garbage").records.is_empty());
+    }
+
+    #[test]
+    fn a_shelf_is_keyed_by_every_list_item_and_the_case_option() {
+        let lists = |items: &[&str]| {
+            BTreeMap::from([(
+                "creds".to_string(),
+                items.iter().map(|s| (*s).to_string()).collect::<Vec<_>>(),
+            )])
+        };
+        let base = shelf_key(&lists(&["~/.ssh/**", "**/.env"]), false);
+        assert_eq!(base, shelf_key(&lists(&["~/.ssh/**", "**/.env"]), false));
+        assert_ne!(base, shelf_key(&lists(&["~/.ssh/**", "**/.env"]), true));
+        assert_ne!(base, shelf_key(&lists(&["~/.ssh/**"]), false));
+        assert_ne!(base, shelf_key(&lists(&["~/.ssh/**", "**/.envrc"]), false));
+        // Items are length-prefixed: moving a boundary is another key.
+        assert_ne!(base, shelf_key(&lists(&["~/.ssh/***", "*/.env"]), false));
+        let renamed = BTreeMap::from([(
+            "cred".to_string(),
+            vec!["~/.ssh/**".to_string(), "**/.env".to_string()],
+        )]);
+        assert_ne!(base, shelf_key(&renamed, false));
     }
 
     #[test]
