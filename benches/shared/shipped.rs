@@ -252,6 +252,11 @@ impl Native {
             fx.writes.iter().any(|w| m(&self.block_devices, w)),
         );
         hit(
+            "raw-device-reads",
+            Deny,
+            fx.reads.iter().any(|r| m(&self.block_devices, r)),
+        );
+        hit(
             "destructive-programs",
             Deny,
             fx.commands.iter().any(|c| {
@@ -381,7 +386,24 @@ impl Native {
                     d.clone()
                 };
                 self.guarded.iter().any(|g| under(g, &base))
-            });
+            })
+            // A link to a guarded place or a folder above one opens it to
+            // every later write through the link.
+            || fx
+                .commands
+                .iter()
+                .filter(|c| {
+                    matches!(c.program.as_str(), "ln" | "link")
+                        || (c.program == "cp"
+                            && c.options.iter().any(|o| {
+                                matches!(o.as_str(), "--symbolic-link" | "--link" | "-s" | "-l")
+                            }))
+                })
+                .flat_map(|c| c.reads.iter())
+                .any(|r| {
+                    m(&self.guard, r)
+                        || (r != "/" && self.guarded.iter().any(|g| under(g, r)))
+                });
 
         // Relax rules are asked only of a `prompt`, and apply only to an exact account.
         let git_here = |c: &effects::Command| {
@@ -411,7 +433,9 @@ impl Native {
                         && !has(c, "vcs-lose")
                         && under(&c.cwd, ws)
                         && ((c.read_only && git_here(c))
-                            || (has(c, "build") && !has(c, "inline-code"))
+                            || (has(c, "build")
+                                && !has(c, "inline-code")
+                                && c.reads.iter().all(|p| under(p, ws)))
                             || (c.program == "git"
                                 && has(c, "vcs-write")
                                 && !has(c, "vcs-config")
