@@ -957,13 +957,7 @@ impl Registry {
         let links = fx
             .commands
             .iter()
-            .filter(|c| {
-                matches!(c.program.as_str(), "ln" | "link")
-                    || (c.program == "cp"
-                        && c.options.iter().any(|o| {
-                            matches!(o.as_str(), "--symbolic-link" | "--link" | "-s" | "-l")
-                        }))
-            })
+            .filter(|c| c.makes_link())
             .flat_map(|c| c.reads.iter());
         fx.writes
             .iter()

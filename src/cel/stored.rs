@@ -759,9 +759,9 @@ pub fn shelf_key(lists: &BTreeMap<String, Vec<String>>, case_insensitive: bool) 
 /// there it restores, what it compiles it adds.
 #[derive(Debug, Default)]
 pub struct Shelf {
-    /// (source, whether `call` may be read) → stored form, and whether this
-    /// load used it.
-    records: HashMap<(String, bool), (Vec<u8>, std::cell::Cell<bool>)>,
+    /// Source → stored form, and whether this load used it: of effect
+    /// expressions (`call` not readable) at 0, of rules at 1.
+    records: [HashMap<String, Record>; 2],
     /// Records added since the shelf was read.
     added: usize,
 }
@@ -772,21 +772,25 @@ pub struct Shelf {
 /// share it.
 const SLACK: usize = 64;
 
+/// A stored form, and whether this load used it.
+type Record = (Vec<u8>, std::cell::Cell<bool>);
+
 impl Shelf {
     /// A shelf read from its bytes ([`Shelf::to_bytes`]); empty if they do not read as one.
     #[must_use]
     pub fn from_bytes(bytes: &[u8]) -> Shelf {
         let mut r = In::new(bytes);
-        let mut read = || -> Option<HashMap<_, _>> {
+        let mut read = || -> Option<[HashMap<String, Record>; 2]> {
             let n = r.count()?;
-            let mut records = HashMap::with_capacity(n);
+            let mut records = [HashMap::new(), HashMap::new()];
             for _ in 0..n {
                 let source = r.str()?.to_string();
                 let allow_call = r.bool()?;
                 let len = r.count()?;
                 let body = r.bytes.get(r.at..r.at + len)?.to_vec();
                 r.at += len;
-                records.insert((source, allow_call), (body, std::cell::Cell::new(false)));
+                records[usize::from(allow_call)]
+                    .insert(source, (body, std::cell::Cell::new(false)));
             }
             r.done().then_some(records)
         };
@@ -799,17 +803,15 @@ impl Shelf {
     /// The stored form of `source`, if the shelf holds it.
     #[must_use]
     pub fn get(&self, source: &str, allow_call: bool) -> Option<&[u8]> {
-        let (body, used) = self.records.get(&(source.to_string(), allow_call))?;
+        let (body, used) = self.records[usize::from(allow_call)].get(source)?;
         used.set(true);
         Some(body)
     }
 
     /// Keeps the stored form of `source`.
     pub fn add(&mut self, source: &str, allow_call: bool, stored: Vec<u8>) {
-        self.records.insert(
-            (source.to_string(), allow_call),
-            (stored, std::cell::Cell::new(true)),
-        );
+        self.records[usize::from(allow_call)]
+            .insert(source.to_string(), (stored, std::cell::Cell::new(true)));
         self.added += 1;
     }
 
@@ -819,23 +821,38 @@ impl Shelf {
         self.added
     }
 
+    /// Records held.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.records.iter().map(HashMap::len).sum()
+    }
+
+    /// Whether it holds no record.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The shelf as bytes, records in source order; only those this load
     /// used or added if the others are more than they and [`SLACK`].
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let used = self.records.values().filter(|(_, u)| u.get()).count();
-        let all = self.records.len() <= 2 * used + SLACK;
-        let mut records: Vec<_> = self
-            .records
-            .iter()
-            .filter(|(_, (_, u))| all || u.get())
-            .collect();
-        records.sort_by(|a, b| a.0.cmp(b.0));
+        let every = || {
+            self.records.iter().enumerate().flat_map(|(call, records)| {
+                records
+                    .iter()
+                    .map(move |(source, record)| ((source, call == 1), record))
+            })
+        };
+        let used = every().filter(|(_, (_, u))| u.get()).count();
+        let all = self.len() <= 2 * used + SLACK;
+        let mut records: Vec<_> = every().filter(|(_, (_, u))| all || u.get()).collect();
+        records.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out = Out::default();
         out.n(records.len() as u64);
         for ((source, allow_call), (body, _)) in records {
             out.str(source);
-            out.u8(u8::from(*allow_call));
+            out.u8(u8::from(allow_call));
             out.n(body.len() as u64);
             out.0.extend_from_slice(body);
         }
@@ -887,12 +904,12 @@ mod tests {
         }
         // A load that added them all keeps them all...
         let again = Shelf::from_bytes(&shelf.to_bytes());
-        assert_eq!(again.records.len(), 100);
+        assert_eq!(again.len(), 100);
         assert_eq!(again.get("s7", true), Some(&[1u8, 2, 3][..]));
         assert_eq!(again.get("s7", false), None);
         // ...and a load that used one keeps that one alone.
         let kept = Shelf::from_bytes(&again.to_bytes());
-        assert_eq!(kept.records.len(), 1);
+        assert_eq!(kept.len(), 1);
         assert!(kept.get("s7", true).is_some());
         // Within the slack, every record is kept.
         let mut small = Shelf::default();
@@ -900,9 +917,9 @@ mod tests {
             small.add(&format!("s{k}"), false, Vec::new());
         }
         let small = Shelf::from_bytes(&small.to_bytes());
-        assert_eq!(Shelf::from_bytes(&small.to_bytes()).records.len(), SLACK);
+        assert_eq!(Shelf::from_bytes(&small.to_bytes()).len(), SLACK);
         // Bytes that are not a shelf are an empty one.
-        assert!(Shelf::from_bytes(b"\x05garbage").records.is_empty());
+        assert!(Shelf::from_bytes(b"\x05garbage").is_empty());
     }
 
     #[test]

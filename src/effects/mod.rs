@@ -105,6 +105,21 @@ pub struct Command {
     pub fetched_input: bool,
 }
 
+impl Command {
+    /// Whether the command makes a link to what it reads (`ln`, `link`, `cp
+    /// -s`/`-l`): a link to a place opens it to every later write through the
+    /// link.
+    #[must_use]
+    pub fn makes_link(&self) -> bool {
+        matches!(self.program.as_str(), "ln" | "link")
+            || (self.program == "cp"
+                && self
+                    .options
+                    .iter()
+                    .any(|o| matches!(o.as_str(), "--symbolic-link" | "--link" | "-s" | "-l")))
+    }
+}
+
 /// What a tool's `effects:` expressions gave for one call; an `Err` is an
 /// expression that failed (the effect is then unknown and widened).
 #[derive(Debug, Clone, Default)]
