@@ -41,6 +41,7 @@ fn call(tool: &str, args: serde_json::Value) -> Call {
         tool: tool.into(),
         args,
         session: session(),
+        confined: false,
     }
 }
 

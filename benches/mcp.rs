@@ -126,6 +126,7 @@ fn main() {
         tool: "mcp__everything__echo".into(),
         args: serde_json::json!({"message": "hello"}),
         session: Session::default(),
+        confined: false,
     };
     let mut through = Vec::new();
     for _ in 0..n {

@@ -111,6 +111,11 @@ pub struct Call {
     /// The caller's context.
     #[serde(default)]
     pub session: Session,
+    /// The front door will run this call confined by the kernel to the
+    /// policy's `settings.enforce` envelope (`zero-policy run`, a hook's
+    /// rewrite): `call.confined` for a tool whose effects are a shell script.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confined: bool,
 }
 
 fn empty_object() -> serde_json::Value {

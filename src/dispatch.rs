@@ -352,6 +352,14 @@ impl Registry {
         self.decide(call, true, true)
     }
 
+    /// As [`Registry::decide_call`], and the call's effects are computed even
+    /// when no rule reads them: a call that runs confined needs them for its
+    /// envelope.
+    #[must_use]
+    pub fn decide_with_effects(&self, call: &Call) -> Evaluation {
+        self.decide(call, true, false)
+    }
+
     fn decide(&self, call: &Call, always_effects: bool, account: bool) -> Evaluation {
         let mut rec = Recorder {
             account,
@@ -544,8 +552,12 @@ impl Registry {
             for (i, rule) in tool.relax.iter().enumerate() {
                 // Relaxation needs certainty: a rule over `call` never relaxes a
                 // call whose effects are not exactly known.
+                // A rule that reads `call.confined` may relax a confined call
+                // all the same: the kernel, not the prediction, holds it.
                 if rule.when.reads_call
-                    && let Some(f) = fx.as_ref().filter(|f| !f.exact)
+                    && let Some(f) = fx
+                        .as_ref()
+                        .filter(|f| !(f.exact || (f.confined && reads_confined(&rule.when.source))))
                 {
                     relax_blocked.push((
                         rule.id.clone(),
@@ -705,7 +717,11 @@ impl Registry {
             fx.inexact(format!("tool `{}` declares no effects", tool.name));
             return fx;
         };
-        effects::compute(&eval_effects(scope, te), &env)
+        let mut fx = effects::compute(&eval_effects(scope, te), &env);
+        // Only a script runs through `zero-policy run`: a tool that reads or
+        // writes files itself runs in the agent, unconfined.
+        fx.confined = call.confined && te.shell.is_some();
+        fx
     }
 
     /// Runs one call through the whole path: decide, resolve `prompt`, run, scrub.
@@ -954,6 +970,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
         runs_code,
         exact,
         unknown,
+        confined,
     } = fx;
     map([
         (
@@ -968,7 +985,23 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
         ("runs_code", V::Bool(*runs_code)),
         ("exact", V::Bool(*exact)),
         ("unknown", strings(unknown)),
+        ("confined", V::Bool(*confined)),
     ])
+}
+
+/// Whether an expression reads `call.confined` (and so relies on confinement
+/// rather than on an exact prediction).
+fn reads_confined(source: &str) -> bool {
+    source.match_indices("call.confined").any(|(i, m)| {
+        !source[i + m.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !source[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    })
 }
 
 /// One sentence for the effects step.

@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Command::Pin(args) => cli::pin::run(&args),
         Command::Import(args) => cli::import::run(&args),
         Command::Completions(args) => cli::completions::run(&args),
+        Command::Run(args) => cli::run::run(&args),
     };
     ExitCode::from(code)
 }

@@ -456,6 +456,130 @@ pub struct RawSettings {
     pub hooks: Option<RawHooks>,
     /// The MCP gateway (`zero-policy serve`).
     pub gateway: Option<RawGateway>,
+    /// Enforcement: the kernel sandbox an allowed call runs in (`zero-policy run`, section 11).
+    pub enforce: Option<RawEnforce>,
+}
+
+/// `settings.enforce`: what a confined call may touch. Each entry of a path
+/// list is a glob over absolute paths (`~/` is the home folder, `{workspace}`
+/// the session's workspace) or `lists.NAME`, which stands for every entry of
+/// that list.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnforce {
+    /// Hooks rewrite allowed and asked shell calls to run through `zero-policy run`.
+    #[schemars(with = "Option<bool>")]
+    pub shell: Option<Spanned<bool>>,
+    /// Where nothing can confine a call: `refuse` (the default: exit 125) or `run` it unconfined.
+    #[schemars(with = "Option<Unconfined>")]
+    pub unconfined: Option<Spanned<Unconfined>>,
+    /// Where a confined call may read (globs or `lists.NAME`); a glob grants its
+    /// folder before the first wildcard (`~/.cargo/**` grants `~/.cargo`).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub reads: Option<Vec<Spanned<String>>>,
+    /// What it may never read, even inside `reads`: matching files are hidden.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub deny_reads: Option<Vec<Spanned<String>>>,
+    /// `predicted` (the call's own writes and deletes, the workspace for a call
+    /// that runs code or whose writes are not exactly known) or `workspace`.
+    #[schemars(with = "Option<WriteScope>")]
+    pub writes: Option<Spanned<WriteScope>>,
+    /// Always writable besides (temp folders, caches): globs or `lists.NAME`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub write_also: Option<Vec<Spanned<String>>>,
+    /// What it may never write, even inside its writes: made read-only.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub deny_writes: Option<Vec<Spanned<String>>>,
+    /// Folders programs may run from.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub exec: Option<Vec<Spanned<String>>>,
+    /// `predicted` (no network unless the call fetches; then TCP to the fetched
+    /// ports only), `none` or `any`.
+    #[schemars(with = "Option<NetworkScope>")]
+    pub network: Option<Spanned<NetworkScope>>,
+    /// Whether a confined call may open Unix sockets by path (the Docker socket, ssh-agent).
+    #[schemars(with = "Option<bool>")]
+    pub unix_sockets: Option<Spanned<bool>>,
+    /// Process limits for the whole confined tree.
+    pub limits: Option<RawLimits>,
+    /// Deny entries lifted for one program: when every command of a call is
+    /// this program or touches no file, these entries of `deny_reads` and
+    /// `deny_writes` (the same text) do not apply. `git` must read and write
+    /// its own `.git`.
+    #[serde(default)]
+    pub programs: BTreeMap<String, RawEnforceProgram>,
+}
+
+/// `settings.enforce.programs.NAME`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnforceProgram {
+    /// Entries of `deny_reads` that do not apply to this program.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub reads: Vec<Spanned<String>>,
+    /// Entries of `deny_writes` that do not apply to this program.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub writes: Vec<Spanned<String>>,
+    /// Whether the program may reach the network (`any`) when it is the only program of the call.
+    #[schemars(with = "Option<NetworkScope>")]
+    pub network: Option<Spanned<NetworkScope>>,
+}
+
+/// `settings.enforce.limits`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    /// Most processes the confined tree may have at once.
+    #[schemars(with = "Option<u64>")]
+    pub processes: Option<Spanned<u64>>,
+    /// Largest file it may write (`1GiB`, `500MiB`, or bytes).
+    #[schemars(with = "Option<String>")]
+    pub file_size: Option<Spanned<String>>,
+    /// Most CPU seconds.
+    #[schemars(with = "Option<u64>")]
+    pub cpu_seconds: Option<Spanned<u64>>,
+}
+
+/// `settings.enforce.unconfined`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Unconfined {
+    /// Refuse the call (exit 125).
+    #[default]
+    Refuse,
+    /// Run it without confinement, saying so on stderr.
+    Run,
+}
+
+/// `settings.enforce.writes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteScope {
+    /// The call's own predicted writes; the workspace where they are not known.
+    #[default]
+    Predicted,
+    /// The whole workspace.
+    Workspace,
+}
+
+/// `settings.enforce.network`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkScope {
+    /// None unless the call fetches; then TCP to the fetched ports.
+    #[default]
+    Predicted,
+    /// No network at all.
+    None,
+    /// Any.
+    Any,
 }
 
 /// The MCP gateway's settings.
@@ -839,6 +963,10 @@ pub struct RawCall {
     /// The caller's context.
     #[serde(default)]
     pub session: Option<RawSession>,
+    /// The call runs confined by the kernel (`zero-policy run`, a hook's rewrite):
+    /// `call.confined` for a shell tool; default false.
+    #[serde(default)]
+    pub confined: bool,
 }
 
 /// The caller's context as written in a file.

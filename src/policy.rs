@@ -69,6 +69,101 @@ pub struct Settings {
     pub log_args: LogArgs,
     /// The decision floor for an MCP tool whose definition is not the pinned one.
     pub pinning: Permission,
+    /// `settings.enforce`: the sandbox a confined call runs in.
+    pub enforce: Enforce,
+}
+
+/// `settings.enforce` as written: path entries are globs or `lists.NAME`,
+/// expanded against the lists when an envelope is computed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enforce {
+    /// Hooks rewrite shell calls to run through `zero-policy run`.
+    pub shell: bool,
+    /// What `run` does where nothing can confine a call.
+    pub unconfined: crate::model::Unconfined,
+    /// Where a confined call may read.
+    pub reads: Vec<String>,
+    /// What it may never read.
+    pub deny_reads: Vec<String>,
+    /// How its writes are bounded.
+    pub writes: crate::model::WriteScope,
+    /// Always writable besides.
+    pub write_also: Vec<String>,
+    /// What it may never write.
+    pub deny_writes: Vec<String>,
+    /// Where programs may run from.
+    pub exec: Vec<String>,
+    /// Its network.
+    pub network: crate::model::NetworkScope,
+    /// Whether it may open Unix sockets by path.
+    pub unix_sockets: bool,
+    /// Most processes at once.
+    pub processes: Option<u64>,
+    /// Largest file, in bytes.
+    pub file_size: Option<u64>,
+    /// Most CPU seconds.
+    pub cpu_seconds: Option<u64>,
+    /// Deny entries lifted per program.
+    pub programs: std::collections::BTreeMap<String, EnforceProgram>,
+}
+
+/// `settings.enforce.programs.NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EnforceProgram {
+    /// `deny_reads` entries that do not apply to it.
+    pub reads: Vec<String>,
+    /// `deny_writes` entries that do not apply to it.
+    pub writes: Vec<String>,
+    /// Its network, when it is the call's only program.
+    pub network: Option<crate::model::NetworkScope>,
+}
+
+impl Default for Enforce {
+    /// Without `settings.enforce`: a confined call reads the system, the
+    /// workspace and temp folders, writes what it is predicted to write, runs
+    /// programs from the system and has no network.
+    fn default() -> Self {
+        let v = |xs: &[&str]| xs.iter().map(|x| (*x).to_string()).collect::<Vec<_>>();
+        Enforce {
+            shell: false,
+            unconfined: crate::model::Unconfined::Refuse,
+            reads: v(&[
+                "/usr/**",
+                "/bin/**",
+                "/sbin/**",
+                "/lib/**",
+                "/lib32/**",
+                "/lib64/**",
+                "/etc/**",
+                "/opt/**",
+                "/proc/**",
+                "/sys/**",
+                "/dev/**",
+                "/tmp/**",
+                "/var/tmp/**",
+                "{workspace}/**",
+            ]),
+            deny_reads: Vec::new(),
+            writes: crate::model::WriteScope::Predicted,
+            write_also: v(&["/tmp/**", "/var/tmp/**"]),
+            deny_writes: Vec::new(),
+            exec: v(&[
+                "/usr/**",
+                "/bin/**",
+                "/sbin/**",
+                "/lib/**",
+                "/lib32/**",
+                "/lib64/**",
+                "/opt/**",
+            ]),
+            network: crate::model::NetworkScope::Predicted,
+            unix_sockets: false,
+            processes: Some(1024),
+            file_size: None,
+            cpu_seconds: None,
+            programs: std::collections::BTreeMap::new(),
+        }
+    }
 }
 
 /// The host's home folder: `$HOME`, else `/`.
@@ -104,6 +199,7 @@ impl Default for Settings {
             log_path: DEFAULT_LOG_PATH.into(),
             log_args: LogArgs::Scrubbed,
             pinning: Permission::Prompt,
+            enforce: Enforce::default(),
         }
     }
 }

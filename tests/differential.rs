@@ -1159,6 +1159,7 @@ fn the_dispatch_path_decides_batched_rules_as_the_crate_does() {
                         workspace: input.workspace.into(),
                         ..Session::default()
                     },
+                    confined: false,
                 };
                 for _ in 0..2 {
                     let batched = registry.decide_call(&call);

@@ -193,6 +193,7 @@ fn call_in(tool: &str, args: Value, session: Session) -> Call {
         tool: tool.into(),
         args,
         session,
+        confined: false,
     }
 }
 

@@ -34,6 +34,7 @@ fn call(tool: &str, args: Value, agent: &str) -> Call {
             agent: agent.into(),
             ..Session::default()
         },
+        confined: false,
     }
 }
 
@@ -242,6 +243,7 @@ rules:
         tool: "t".into(),
         args: json!({"command": "ls"}),
         session: Session::default(),
+        confined: false,
     };
     assert_eq!(reg.evaluate(&c).effects, None);
     assert!(reg.explain(&c).effects.is_some());

@@ -3,7 +3,7 @@
 //! What is not known only widens what sandbox rules see and blocks relaxation,
 //! so replacing any word of a script by an expansion can only make its decision
 //! stricter, never looser.
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
@@ -77,8 +77,23 @@ fn decide(script: &str) -> Decision {
             workspace: "/home/dev/project".into(),
             ..Session::default()
         },
+        confined: false,
     };
     REGISTRY.evaluate(&call).decision
+}
+
+/// The evaluation of `script` as the shared shell tool, run confined or not.
+fn evaluate(script: &str, confined: bool) -> zero_policy::Evaluation {
+    let call = Call {
+        tool: "bash".into(),
+        args: json!({ "command": script }),
+        session: Session {
+            workspace: "/home/dev/project".into(),
+            ..Session::default()
+        },
+        confined,
+    };
+    REGISTRY.evaluate(&call)
 }
 
 fn strictness(d: Decision) -> u8 {
@@ -156,5 +171,48 @@ proptest! {
             "`{}` is {:?} but `{}` is {:?}",
             render(&commands, &ops), before, script, after
         );
+    }
+
+    /// A call neither exact nor confined is never relaxed; a confined one only
+    /// by rules that read `call.confined`; and confinement never makes a
+    /// decision stricter.
+    #[test]
+    fn only_exact_or_confined_calls_relax(
+        (commands, ops) in script(),
+        pick in any::<proptest::sample::Index>(),
+        expand in any::<bool>(),
+    ) {
+        let mut commands = commands;
+        if expand {
+            let total: usize = commands.iter().map(Vec::len).sum();
+            let mut k = pick.index(total);
+            'outer: for c in &mut commands {
+                for w in c.iter_mut() {
+                    if k == 0 {
+                        *w = format!("{w}$X");
+                        break 'outer;
+                    }
+                    k -= 1;
+                }
+            }
+        }
+        let script = render(&commands, &ops);
+        let plain = evaluate(&script, false);
+        let confined = evaluate(&script, true);
+        let fx = plain.effects.clone().expect("effects");
+        let relaxed = |ev: &zero_policy::Evaluation| {
+            ev.static_permission == Some(zero_policy::Permission::Prompt)
+                && ev.effective_permission == Some(zero_policy::Permission::Allow)
+        };
+        if !fx.exact {
+            prop_assert!(!relaxed(&plain), "`{}` is not exact and not confined, yet relaxed", script);
+        }
+        if !fx.exact && relaxed(&confined) {
+            for m in confined.matched.iter().filter(|m| m.kind == zero_policy::policy::RuleKind::Relax) {
+                let rule = REGISTRY.get("bash").expect("bash").rules(zero_policy::policy::RuleKind::Relax).iter().find(|r| r.id == m.id).expect("rule");
+                prop_assert!(rule.when.source.contains("call.confined"), "`{}` relaxed by `{}`", script, m.id);
+            }
+        }
+        prop_assert!(strictness(confined.decision) <= strictness(plain.decision), "`{}`", script);
     }
 }

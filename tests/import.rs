@@ -79,6 +79,7 @@ fn decide(
             agent: agent.into(),
             ..Session::default()
         },
+        confined: false,
     };
     let ev = reg.evaluate(&call);
     (

@@ -258,6 +258,7 @@ fn calls_go_through_the_dispatch_path_and_leave_scrubbed() {
         tool: tool.into(),
         args,
         session: session(),
+        confined: false,
     };
     let echo = rt.block_on(registry.dispatch(
         &call(
@@ -458,6 +459,7 @@ fn a_relax_rule_is_not_applied_to_a_deny_mcp_tool_and_that_is_recorded() {
         tool: "mcp__everything__get-env".into(),
         args: serde_json::json!({}),
         session: session(),
+        confined: false,
     });
     assert_eq!(ev.decision, zero_policy::Decision::Deny);
     // The same rule does relax a prompt tool of the same server.
@@ -465,6 +467,7 @@ fn a_relax_rule_is_not_applied_to_a_deny_mcp_tool_and_that_is_recorded() {
         tool: "mcp__everything__trigger-long-running-operation".into(),
         args: serde_json::json!({}),
         session: session(),
+        confined: false,
     });
     assert_eq!(
         ev.effective_permission,

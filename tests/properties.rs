@@ -536,6 +536,7 @@ impl CallSpec {
                     .collect::<BTreeMap<_, _>>(),
                 agent: String::new(),
             },
+            confined: false,
         }
     }
 

@@ -200,6 +200,7 @@ proptest! {
                 tool: "t".into(),
                 args: serde_json::json!({"command": script, "n": n}),
                 session: Session::default(),
+                confined: false,
             });
             // A rule that cannot be evaluated fails closed: never allow past a deny rule's error.
             if !ev.errors.is_empty() {
@@ -225,6 +226,7 @@ proptest! {
             tool: "t".into(),
             args: serde_json::json!({"command": script}),
             session: Session::default(),
+            confined: false,
         });
         prop_assert!(ev.decision >= zero_policy::Decision::Allow);
     }

@@ -294,5 +294,6 @@ pub fn workload_call(tool: usize, a: &NativeArgs, mode: &str) -> Call {
             mode: mode.to_string(),
             ..Session::default()
         },
+        confined: false,
     }
 }

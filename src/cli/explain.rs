@@ -36,6 +36,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
+    /// Decide as `zero-policy run` does: the call will run confined by the kernel
+    /// (`call.confined` is true for a shell tool).
+    #[arg(long)]
+    pub confined: bool,
     /// Connect to the declared MCP servers first, so calls to their tools can be decided.
     #[arg(long)]
     pub connect: bool,
@@ -133,6 +137,7 @@ pub fn read_call(args: &Args) -> Result<Call, String> {
             tool,
             args: call_args,
             session: Session::default(),
+            confined: false,
         }
     };
     for kv in &args.session {
@@ -140,6 +145,9 @@ pub fn read_call(args: &Args) -> Result<Call, String> {
     }
     if let Some(agent) = &args.agent {
         call.session.agent = agent.clone();
+    }
+    if args.confined {
+        call.confined = true;
     }
     Ok(call)
 }

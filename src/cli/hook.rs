@@ -113,15 +113,30 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
         std::env::var_os("ZERO_POLICY_PATH"),
         log::home(),
     );
+    let hook_policy = match &source {
+        Source::Paths(p) => std::env::join_paths(
+            p.iter()
+                .map(|x| std::path::absolute(x).unwrap_or_else(|_| x.clone())),
+        )
+        .ok()
+        .and_then(|s| s.into_string().ok()),
+        Source::Builtin => None,
+    };
     match load(&source, args.agent.as_str()) {
         Ok((policy, registry)) => {
-            let decided = hooks::decide(args.agent, input, Ok((&policy, &registry)), started);
+            let decided = hooks::decide(
+                args.agent,
+                input,
+                Ok((&policy, &registry)),
+                hook_policy.as_deref(),
+                started,
+            );
             // The process ends after this one call: freeing the policy's many
             // small allocations would only cost time (about 3% of the call).
             std::mem::forget((policy, registry));
             decided
         }
-        Err(why) => hooks::decide(args.agent, input, Err(why), started),
+        Err(why) => hooks::decide(args.agent, input, Err(why), None, started),
     }
 }
 

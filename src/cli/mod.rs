@@ -7,6 +7,7 @@ pub mod import;
 pub mod init;
 pub mod lint;
 pub mod pin;
+pub mod run;
 pub mod schema;
 pub mod serve;
 pub mod test;
@@ -170,6 +171,22 @@ pub enum Command {
     /// column).
     #[command(verbatim_doc_comment)]
     Import(import::Args),
+    /// Decide a shell call through the dispatch path, then run it confined by the kernel.
+    ///
+    /// The call is decided as the shared shell tool `bash` decides it (every command, every
+    /// read, write and fetch it makes). `allow` runs it inside a sandbox built from the
+    /// policy's `settings.enforce` and the call's own effects: reads only where the policy
+    /// allows (credentials hidden), writes only where the call writes (and temp folders;
+    /// the agents' settings, git hooks and shell start-up files read-only), programs only
+    /// from the system and the workspace, no network unless the call fetches, process
+    /// limits, no new privileges. What the prediction missed fails in the kernel instead
+    /// of happening. `prompt` asks on the terminal, else follows `settings.on_prompt`.
+    ///
+    /// Standard streams pass through; the exit status is the program's (128+N for signal
+    /// N); 126 when denied or rejected; 125 when it cannot be confined. See
+    /// docs/enforcement.md.
+    #[command(verbatim_doc_comment)]
+    Run(run::Args),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.
     ///
     /// Install, for example:

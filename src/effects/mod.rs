@@ -46,6 +46,11 @@ pub struct Effects {
     pub exact: bool,
     /// Why not, one sentence each.
     pub unknown: Vec<String>,
+    /// The call's script runs confined by the kernel to the policy's
+    /// envelope (`settings.enforce`), so a relax rule that reads
+    /// `call.confined` may allow it even where it is not exact.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub confined: bool,
 }
 
 impl Default for Effects {
@@ -60,6 +65,7 @@ impl Default for Effects {
             runs_code: false,
             exact: true,
             unknown: Vec::new(),
+            confined: false,
         }
     }
 }

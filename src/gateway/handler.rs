@@ -192,6 +192,7 @@ impl Handler {
             tool: name.clone(),
             args,
             session: self.gateway.session.clone(),
+            confined: false,
         };
         let mut scrubbed_args = call.args.clone();
         registry.scrubber().scrub_json(&mut scrubbed_args);

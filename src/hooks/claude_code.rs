@@ -45,6 +45,7 @@ pub(crate) fn parse_pre_tool_use(
         cwd: opt_str(event, "cwd")?,
         session_id: opt_str(event, "session_id")?,
         can_ask,
+        can_rewrite: true,
     })
 }
 

@@ -41,6 +41,7 @@ pub fn parse(event: &Map<String, Value>) -> Result<Parsed, String> {
         cwd: opt_str(event, "cwd")?,
         session_id: opt_str(event, "sessionId")?,
         can_ask: false,
+        can_rewrite: true,
     })
 }
 

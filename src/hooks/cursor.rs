@@ -34,6 +34,7 @@ pub const EVENTS: [&str; 4] = [
 /// Another event, or a field missing or of the wrong type.
 pub fn parse(event: &Map<String, Value>) -> Result<Parsed, String> {
     let name = expect_event(event, Agent::Cursor, &EVENTS)?;
+    let can_rewrite = name == "preToolUse";
     let (tool, args, can_ask) = match name.as_str() {
         "beforeShellExecution" => (
             ToolRef::Name("Shell".into()),
@@ -78,6 +79,7 @@ pub fn parse(event: &Map<String, Value>) -> Result<Parsed, String> {
         cwd,
         session_id,
         can_ask,
+        can_rewrite,
     })
 }
 

@@ -11,6 +11,7 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod confine;
 pub mod copilot;
 pub mod cursor;
 pub mod gemini_cli;
@@ -96,6 +97,44 @@ impl Agent {
             Agent::GeminiCli => gemini_cli::parse(&event),
             Agent::Cursor => cursor::parse(&event),
             Agent::Copilot => copilot::parse(&event),
+        }
+    }
+
+    /// The answer to a decided call, with its input rewritten (`updated`: the
+    /// tool's whole new arguments) where the verdict lets it run.
+    #[must_use]
+    pub fn answer_rewritten(self, verdict: Verdict, reason: &str, updated: &Value) -> Answer {
+        use serde_json::json;
+        let permission = match verdict {
+            Verdict::Allow => "allow",
+            Verdict::Ask | Verdict::Defer => "ask",
+            Verdict::Deny => return self.answer(verdict, reason),
+        };
+        match self {
+            Agent::ClaudeCode | Agent::Codex => Answer::json(&json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": permission,
+                    "permissionDecisionReason": reason,
+                    "updatedInput": updated,
+                }
+            })),
+            Agent::GeminiCli => Answer::json(&json!({
+                "decision": permission,
+                "reason": reason,
+                "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": updated},
+            })),
+            Agent::Copilot => Answer::json(&json!({
+                "permissionDecision": permission,
+                "permissionDecisionReason": reason,
+                "modifiedArgs": updated,
+            })),
+            Agent::Cursor => Answer::json(&json!({
+                "permission": permission,
+                "user_message": reason,
+                "agent_message": reason,
+                "updated_input": updated,
+            })),
         }
     }
 
@@ -231,6 +270,9 @@ pub struct Parsed {
     pub session_id: Option<String>,
     /// Whether the agent can ask a person for this event.
     pub can_ask: bool,
+    /// Whether the agent runs a rewritten input for this event (SPEC §7,
+    /// "Rewrite to enforce").
+    pub can_rewrite: bool,
 }
 
 impl Parsed {
@@ -253,6 +295,7 @@ impl Parsed {
             tool: tool_name(&self.tool, registry),
             args: self.args.clone(),
             session,
+            confined: false,
         }
     }
 }
@@ -451,11 +494,15 @@ pub struct Decided {
 /// its registry; either may have failed, and then the answer is the agent's
 /// blocking form. Every text in the answer and the record has been through
 /// the scrubber (the policy's, or the built-in one when none loaded).
+/// `hook_policy` is where the policy was read from (`:`-separated), for the
+/// `zero-policy run` a rewritten shell call goes through; `None` for the
+/// built-in default.
 #[must_use]
 pub fn decide(
     agent: Agent,
     input: Result<Vec<u8>, String>,
     loaded: Result<(&Policy, &Registry), String>,
+    hook_policy: Option<&str>,
     started: Instant,
 ) -> Decided {
     let parsed = input.and_then(|bytes| agent.parse(&bytes));
@@ -490,12 +537,41 @@ pub fn decide(
             );
         }
     };
-    let call = parsed.call(agent, registry);
+    let mut call = parsed.call(agent, registry);
+    // A shell call runs confined where the agent runs a rewritten input and
+    // the kernel can confine it: it is decided so (`call.confined`), and an
+    // allowed or asked call is rewritten to go through `zero-policy run`.
+    let confine = settings.enforce.shell && parsed.can_rewrite;
+    let key = confine
+        .then(|| confine::shell_key(registry, &call.tool))
+        .flatten()
+        .filter(|k| call.args.get(k).is_some_and(Value::is_string))
+        .filter(|_| crate::sandbox::probe().available());
+    call.confined = key.is_some();
     let ev = registry.decide_call(&call);
     let (verdict, reason) = verdict(&ev, settings, agent, parsed.can_ask);
     let scrubber = registry.scrubber();
     let text = message(&reason, scrubber);
-    let answer = agent.answer(verdict, &text);
+    let answer = match (&key, verdict) {
+        (Some(key), Verdict::Allow | Verdict::Ask) => {
+            match rewrite(agent, &call, key, verdict, hook_policy) {
+                Ok(updated) => agent.answer_rewritten(verdict, &text, &updated),
+                Err(why) => {
+                    let why = format!("cannot run the call confined: {why}");
+                    return fail(
+                        agent,
+                        scrubber,
+                        &settings.log_path,
+                        &hash,
+                        Some(parsed),
+                        &why,
+                        started,
+                    );
+                }
+            }
+        }
+        _ => agent.answer(verdict, &text),
+    };
     let mut matched: Vec<String> = ev.matched.iter().map(|m| m.id.clone()).collect();
     matched.dedup();
     let args = match settings.log_args {
@@ -526,6 +602,36 @@ pub fn decide(
         record,
         log_path: settings.log_path.clone(),
     }
+}
+
+/// The call's arguments with its script run through `zero-policy run`; an
+/// asked call gets a ticket so that the person's approval holds there.
+fn rewrite(
+    agent: Agent,
+    call: &Call,
+    key: &str,
+    verdict: Verdict,
+    policy: Option<&str>,
+) -> Result<Value, String> {
+    let script = call
+        .args
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let ticket = match verdict {
+        Verdict::Ask => Some(confine::issue(script, &call.session.workspace)?),
+        _ => None,
+    };
+    let line = confine::command_line(
+        &exe,
+        agent.as_str(),
+        &call.session.workspace,
+        policy,
+        ticket.as_deref(),
+        script,
+    );
+    Ok(confine::rewritten(&call.args, key, line))
 }
 
 /// The blocking answer and its log line, for any failure before a decision.

@@ -83,6 +83,7 @@ impl Example {
                 agent: self.agent.clone(),
                 ..crate::call::Session::default()
             },
+            confined: false,
         }
     }
 

@@ -297,6 +297,11 @@ fn load(
         }
     }
     b.lists(&docs);
+    for (file, doc) in &docs {
+        if let Some(enforce) = doc.settings.as_ref().and_then(|s| s.enforce.as_ref()) {
+            b.enforce_lists(file, enforce);
+        }
+    }
     // A process that decides calls restores the expressions an earlier one
     // compiled for these lists, where every file may be cached (a compiled
     // expression stands for its file's text as the document does).

@@ -28,6 +28,7 @@ impl Builder {
                 .session
                 .as_ref()
                 .map_or_else(Session::default, Session::from_raw),
+            confined: raw.confined,
         }
     }
 

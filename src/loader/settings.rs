@@ -155,5 +155,174 @@ impl Builder {
         {
             self.settings.pinning = v.value;
         }
+        if let Some(enforce) = &raw.enforce {
+            self.enforce(file, enforce);
+        }
     }
+
+    fn enforce(&mut self, file: &SourceFile, raw: &crate::model::RawEnforce) {
+        let strings =
+            |xs: &[Spanned<String>]| xs.iter().map(|x| x.value.clone()).collect::<Vec<_>>();
+        if let Some(v) = &raw.shell
+            && self.setting("enforce.shell", file, v)
+        {
+            self.settings.enforce.shell = v.value;
+        }
+        if let Some(v) = &raw.unconfined
+            && self.setting("enforce.unconfined", file, v)
+        {
+            self.settings.enforce.unconfined = v.value;
+        }
+        if let Some(v) = &raw.writes
+            && self.setting("enforce.writes", file, v)
+        {
+            self.settings.enforce.writes = v.value;
+        }
+        if let Some(v) = &raw.network
+            && self.setting("enforce.network", file, v)
+        {
+            self.settings.enforce.network = v.value;
+        }
+        if let Some(v) = &raw.unix_sockets
+            && self.setting("enforce.unix_sockets", file, v)
+        {
+            self.settings.enforce.unix_sockets = v.value;
+        }
+        for (key, list) in [
+            ("enforce.reads", &raw.reads),
+            ("enforce.deny_reads", &raw.deny_reads),
+            ("enforce.write_also", &raw.write_also),
+            ("enforce.deny_writes", &raw.deny_writes),
+            ("enforce.exec", &raw.exec),
+        ] {
+            let Some(list) = list else { continue };
+            for entry in list {
+                self.enforce_entry(file, key, entry);
+            }
+            if let Some(first) = list.first()
+                && !self.setting(key, file, first)
+            {
+                continue;
+            }
+            let values = strings(list);
+            let e = &mut self.settings.enforce;
+            match key {
+                "enforce.reads" => e.reads = values,
+                "enforce.deny_reads" => e.deny_reads = values,
+                "enforce.write_also" => e.write_also = values,
+                "enforce.deny_writes" => e.deny_writes = values,
+                _ => e.exec = values,
+            }
+        }
+        if let Some(limits) = &raw.limits {
+            if let Some(v) = &limits.processes
+                && self.setting("enforce.limits.processes", file, v)
+            {
+                self.settings.enforce.processes = Some(v.value);
+            }
+            if let Some(v) = &limits.cpu_seconds
+                && self.setting("enforce.limits.cpu_seconds", file, v)
+            {
+                self.settings.enforce.cpu_seconds = Some(v.value);
+            }
+            if let Some(v) = &limits.file_size
+                && self.setting("enforce.limits.file_size", file, v)
+            {
+                match parse_size(&v.value) {
+                    Ok(n) => self.settings.enforce.file_size = Some(n),
+                    Err(e) => self.diags.push(
+                        Diagnostic::new(Code::InvalidValue, e).at(origin(file, v).location()),
+                    ),
+                }
+            }
+        }
+        for (name, p) in &raw.programs {
+            let program = crate::policy::EnforceProgram {
+                reads: strings(&p.reads),
+                writes: strings(&p.writes),
+                network: p.network.as_ref().map(|n| n.value),
+            };
+            self.settings.enforce.programs.insert(name.clone(), program);
+        }
+    }
+
+    /// Every `lists.NAME` in `settings.enforce` names a list.
+    pub(super) fn enforce_lists(&mut self, file: &SourceFile, raw: &crate::model::RawEnforce) {
+        let entries = [
+            &raw.reads,
+            &raw.deny_reads,
+            &raw.write_also,
+            &raw.deny_writes,
+            &raw.exec,
+        ]
+        .into_iter()
+        .flatten()
+        .flatten();
+        for entry in entries {
+            let Some(name) = entry.value.strip_prefix("lists.") else {
+                continue;
+            };
+            if !self.lists.contains_key(name) {
+                let known: Vec<&str> = self.lists.keys().map(String::as_str).collect();
+                let mut d = Diagnostic::new(Code::UnknownList, format!("no list named `{name}`"))
+                    .at(origin(file, entry).location());
+                if let Some(close) = closest(name, known.iter().copied()) {
+                    d = d.help(format!("did you mean `lists.{close}`?"));
+                }
+                self.diags.push(d);
+            }
+        }
+    }
+
+    /// An entry of an enforce path list: `lists.NAME` or an absolute glob.
+    fn enforce_entry(&mut self, file: &SourceFile, key: &str, entry: &Spanned<String>) {
+        let v = entry.value.as_str();
+        if v.starts_with("lists.") {
+            return;
+        }
+        let absolute =
+            v.starts_with('/') || v.starts_with("~/") || v == "~" || v.starts_with("{workspace}");
+        if !absolute {
+            self.diags.push(
+                Diagnostic::new(Code::InvalidValue, format!("`{key}` entry `{v}` is not an absolute path"))
+                    .at(origin(file, entry).location())
+                    .help("write an absolute glob, one starting with `~/` or `{workspace}`, or `lists.NAME`"),
+            );
+        } else if let Err(e) = globset::Glob::new(v) {
+            self.diags.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("`{key}` entry `{v}` is not a glob: {e}"),
+                )
+                .at(origin(file, entry).location()),
+            );
+        }
+    }
+}
+
+/// A size: bytes, or a number with `KiB`, `MiB`, `GiB` (or `K`, `M`, `G`, `KB`, `MB`, `GB`).
+///
+/// # Errors
+/// Not a size.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size; write bytes or e.g. `500MiB`, `1GiB`"))?;
+    let mult: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KB" | "KiB" | "k" => 1 << 10,
+        "M" | "MB" | "MiB" => 1 << 20,
+        "G" | "GB" | "GiB" => 1 << 30,
+        "T" | "TB" | "TiB" => 1 << 40,
+        u => {
+            return Err(format!(
+                "`{s}`: unknown unit `{u}`; use KiB, MiB, GiB or TiB"
+            ));
+        }
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("`{s}` is too large"))
 }

@@ -1,0 +1,395 @@
+//! The envelope of one call: what `settings.enforce` and the call's own
+//! effects allow it to touch, computed once before it runs (SPEC §11).
+//!
+//! The kernel grants folders, not patterns, so a glob grants the folder before
+//! its first wildcard (`~/.cargo/**` grants `~/.cargo`). Deny lists stay globs:
+//! the backend finds what they match on the host and hides it (reads) or makes
+//! it read-only (writes). A grant that would widen to the whole file system
+//! because of a wildcard (`/*/cache/**`) is refused rather than widened.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::effects::Effects;
+use crate::model::{NetworkScope, WriteScope};
+use crate::policy::Enforce;
+
+use super::{Envelope, Limits, Network};
+
+/// What the envelope is computed from besides the call's effects.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// `settings.enforce`.
+    pub enforce: &'a Enforce,
+    /// The policy's lists, for `lists.NAME` entries.
+    pub lists: &'a BTreeMap<String, Vec<String>>,
+    /// What `~` means.
+    pub home: &'a str,
+    /// The session's workspace (`{workspace}`).
+    pub workspace: &'a str,
+}
+
+/// Why no envelope could be computed: the call is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// The envelope for a call with these effects.
+///
+/// # Errors
+/// An entry names no list, or a grant cannot be expressed as folders without
+/// widening to the whole file system.
+pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
+    let e = cx.enforce;
+    let expand = |entries: &[String]| -> Result<Vec<String>, PlanError> {
+        let mut out = Vec::new();
+        for entry in entries {
+            match entry.strip_prefix("lists.") {
+                Some(name) => {
+                    let list = cx.lists.get(name).ok_or_else(|| {
+                        PlanError(format!(
+                            "`settings.enforce` names `lists.{name}`, which no file defines"
+                        ))
+                    })?;
+                    out.extend(list.iter().cloned());
+                }
+                None => out.push(entry.clone()),
+            }
+        }
+        Ok(out)
+    };
+    let place = |glob: &str| -> String {
+        let g = if glob == "~" {
+            cx.home.to_string()
+        } else if let Some(rest) = glob.strip_prefix("~/") {
+            format!("{}/{rest}", cx.home.trim_end_matches('/'))
+        } else if let Some(rest) = glob.strip_prefix("{workspace}") {
+            format!("{}{rest}", cx.workspace.trim_end_matches('/'))
+        } else {
+            glob.to_string()
+        };
+        crate::effects::paths::clean(&g)
+    };
+    let grants = |entries: &[String], what: &str| -> Result<Vec<PathBuf>, PlanError> {
+        let mut out = Vec::new();
+        for glob in expand(entries)? {
+            if !(glob.starts_with('/') || glob.starts_with('~') || glob.starts_with("{workspace}"))
+            {
+                // A relative glob (`**/.env`) names no folder to grant.
+                continue;
+            }
+            let g = place(&glob);
+            out.push(folder_of(&g).ok_or_else(|| {
+                PlanError(format!(
+                    "`settings.enforce.{what}` entry `{glob}` would grant the whole file system; name its folder (`/srv/data/**`)"
+                ))
+            })?);
+        }
+        Ok(out)
+    };
+
+    let workspace = PathBuf::from(crate::effects::paths::clean(cx.workspace));
+    let lifted = lifted(e, fx);
+
+    // Reads: the policy's places, and what the call was decided to read.
+    let mut reads = grants(&e.reads, "reads")?;
+    if fx.exact {
+        for r in &fx.reads {
+            if let Some(f) = folder_of(r).filter(|f| f.as_os_str() != "/") {
+                reads.push(f);
+            }
+        }
+    }
+
+    // Writes: the call's own, or the workspace where they are not known.
+    let mut writes = grants(&e.write_also, "write_also")?;
+    let unknown_writes = !fx.exact || fx.runs_code;
+    match e.writes {
+        WriteScope::Workspace => writes.push(workspace.clone()),
+        WriteScope::Predicted => {
+            let mut to_workspace = unknown_writes;
+            for w in fx.writes.iter().chain(&fx.deletes) {
+                match folder_of(w) {
+                    Some(f) if f.as_os_str() != "/" => writes.push(f),
+                    _ => to_workspace = true,
+                }
+            }
+            if to_workspace {
+                writes.push(workspace.clone());
+            }
+        }
+    }
+
+    let exec = grants(&e.exec, "exec")?;
+    let deny = |entries: &[String], lift: &[String]| -> Result<Vec<String>, PlanError> {
+        Ok(expand(entries)?
+            .into_iter()
+            .filter(|g| !lift.contains(g))
+            .flat_map(|g| expand_braces(&g))
+            .map(|g| if g.starts_with("**") { g } else { place(&g) })
+            .collect())
+    };
+    // Only what lies inside a grant needs hiding: the rest is out of reach.
+    let inside = |globs: Vec<String>, roots: &[&PathBuf]| -> Vec<String> {
+        globs
+            .into_iter()
+            .filter(|g| {
+                g.starts_with("**")
+                    || folder_of(g)
+                        .is_none_or(|f| roots.iter().any(|r| f.starts_with(r) || r.starts_with(&f)))
+            })
+            .collect()
+    };
+    let readable: Vec<&PathBuf> = reads.iter().chain(&writes).chain(&exec).collect();
+    let deny_reads = inside(deny(&e.deny_reads, &lifted.reads)?, &readable);
+    let writable: Vec<&PathBuf> = writes.iter().collect();
+    let deny_writes = inside(deny(&e.deny_writes, &lifted.writes)?, &writable);
+
+    // Temp folders are written but never run from: a program dropped there
+    // does not start, even through the dynamic loader.
+    let noexec = writes
+        .iter()
+        .filter(|w| {
+            !exec.iter().any(|x| w.starts_with(x))
+                && !w.starts_with(&workspace)
+                && !workspace.starts_with(w)
+        })
+        .cloned()
+        .collect();
+
+    let network = match (e.network, lifted.network) {
+        (NetworkScope::Any, _) | (_, Some(NetworkScope::Any)) => Network::Any,
+        (NetworkScope::None, _) => Network::None,
+        (NetworkScope::Predicted, _) => {
+            let mut ports: Vec<u16> = fx
+                .fetches
+                .iter()
+                .map(|f| {
+                    f.port.unwrap_or(match f.scheme.as_str() {
+                        "http" | "ws" => 80,
+                        "ssh" | "git+ssh" => 22,
+                        "ftp" => 21,
+                        _ => 443,
+                    })
+                })
+                .collect();
+            ports.sort_unstable();
+            ports.dedup();
+            if ports.is_empty() {
+                Network::None
+            } else {
+                Network::Ports(ports)
+            }
+        }
+    };
+
+    let mut search = vec![workspace.clone()];
+    for c in &fx.commands {
+        let cwd = PathBuf::from(&c.cwd);
+        if !crate::effects::paths::is_pattern(&c.cwd)
+            && !cwd.starts_with(&workspace)
+            && cwd.as_os_str() != "/"
+        {
+            search.push(cwd);
+        }
+    }
+    let mut env = Envelope {
+        reads,
+        writes,
+        exec,
+        deny_reads,
+        deny_writes,
+        search,
+        noexec,
+        network,
+        unix_sockets: e.unix_sockets,
+        limits: Limits {
+            processes: e.processes,
+            file_size: e.file_size,
+            cpu_seconds: e.cpu_seconds,
+        },
+    };
+    for v in [
+        &mut env.reads,
+        &mut env.writes,
+        &mut env.exec,
+        &mut env.search,
+        &mut env.noexec,
+    ] {
+        v.sort();
+        v.dedup();
+    }
+    env.deny_reads.sort();
+    env.deny_reads.dedup();
+    env.deny_writes.sort();
+    env.deny_writes.dedup();
+    Ok(env)
+}
+
+/// What `settings.enforce.programs` lifts for this call: only where every
+/// command is that program or one that touches no file, and the call is exact.
+#[derive(Debug, Default)]
+struct Lifted {
+    reads: Vec<String>,
+    writes: Vec<String>,
+    network: Option<NetworkScope>,
+}
+
+fn lifted(e: &Enforce, fx: &Effects) -> Lifted {
+    let mut out = Lifted::default();
+    if !fx.exact || fx.commands.is_empty() {
+        return out;
+    }
+    let file_free = |c: &crate::effects::Command| {
+        c.exact && c.reads.is_empty() && c.writes.is_empty() && c.deletes.is_empty() && !c.runs_code
+    };
+    let programs: Vec<&str> = fx
+        .commands
+        .iter()
+        .filter(|c| !file_free(c) || e.programs.contains_key(&c.program))
+        .map(|c| c.program.as_str())
+        .collect();
+    let Some(first) = programs.first() else {
+        return out;
+    };
+    if programs.iter().any(|p| p != first) {
+        return out;
+    }
+    if let Some(p) = e.programs.get(*first) {
+        out.reads.clone_from(&p.reads);
+        out.writes.clone_from(&p.writes);
+        out.network = p.network;
+    }
+    out
+}
+
+/// A glob's `{a,b}` alternatives spelled out, so that each names one place
+/// to look (`/{root,home/*}/.ssh/**` is `/root/.ssh/**` and `/home/*/.ssh/**`).
+/// At most 64 results; past that the glob is kept as it is.
+#[must_use]
+pub fn expand_braces(glob: &str) -> Vec<String> {
+    fn go(g: &str, out: &mut Vec<String>) -> bool {
+        if out.len() > 64 {
+            return false;
+        }
+        let Some(open) = g.find('{') else {
+            out.push(g.to_string());
+            return true;
+        };
+        // The matching `}` and the top-level commas between.
+        let (mut depth, mut close, mut commas) = (0usize, None, Vec::new());
+        for (i, c) in g[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i);
+                        break;
+                    }
+                }
+                ',' if depth == 1 => commas.push(open + i),
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            out.push(g.to_string());
+            return true;
+        };
+        let mut cuts = vec![open];
+        cuts.extend(commas);
+        cuts.push(close);
+        for pair in cuts.windows(2) {
+            let alt = &g[pair[0] + 1..pair[1]];
+            if !go(&format!("{}{alt}{}", &g[..open], &g[close + 1..]), out) {
+                return false;
+            }
+        }
+        true
+    }
+    let mut out = Vec::new();
+    if go(glob, &mut out) {
+        out
+    } else {
+        vec![glob.to_string()]
+    }
+}
+
+/// The folder a glob grants: the path up to its first wildcard segment, or
+/// the path itself; `None` where that is the root because of a wildcard.
+#[must_use]
+pub fn folder_of(glob: &str) -> Option<PathBuf> {
+    let mut literal = String::new();
+    let mut chars = glob.chars().peekable();
+    let mut wild = false;
+    while let Some(c) = chars.next() {
+        match c {
+            // `[c]` is an escaped literal character (how effects write one).
+            '[' => {
+                let mut look = chars.clone();
+                match (look.next(), look.next()) {
+                    (Some(x), Some(']')) => {
+                        literal.push(x);
+                        chars.next();
+                        chars.next();
+                    }
+                    _ => {
+                        wild = true;
+                        break;
+                    }
+                }
+            }
+            '*' | '?' | '{' => {
+                wild = true;
+                break;
+            }
+            c => literal.push(c),
+        }
+    }
+    if !wild {
+        return Some(PathBuf::from(crate::effects::paths::clean(&literal)));
+    }
+    // Up to the last `/` before the wildcard.
+    let cut = literal.rfind('/').unwrap_or(0);
+    let folder = crate::effects::paths::clean(&literal[..cut]);
+    if folder == "/" && glob != "/**" {
+        return None;
+    }
+    Some(PathBuf::from(folder))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_grants_the_folder_before_its_first_wildcard() {
+        assert_eq!(
+            folder_of("/home/u/.cargo/**"),
+            Some(PathBuf::from("/home/u/.cargo"))
+        );
+        assert_eq!(folder_of("/srv/a*/b"), Some(PathBuf::from("/srv")));
+        assert_eq!(folder_of("/etc/hosts"), Some(PathBuf::from("/etc/hosts")));
+        assert_eq!(
+            folder_of("/w/odd[[]name/x"),
+            Some(PathBuf::from("/w/odd[name/x"))
+        );
+        assert_eq!(folder_of("/**"), Some(PathBuf::from("/")));
+        assert_eq!(folder_of("/*/cache/**"), None);
+    }
+
+    #[test]
+    fn braces_are_spelled_out() {
+        assert_eq!(
+            expand_braces("/{root,home/*}/{.ssh,.aws}/**"),
+            [
+                "/root/.ssh/**",
+                "/root/.aws/**",
+                "/home/*/.ssh/**",
+                "/home/*/.aws/**"
+            ]
+        );
+        assert_eq!(expand_braces("/a/b"), ["/a/b"]);
+        assert_eq!(expand_braces("/a/{b"), ["/a/{b"]);
+    }
+}
