@@ -97,6 +97,21 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
+/// Quotes a word for a POSIX shell when it needs it, so that the shell reads
+/// it back unchanged.
+#[must_use]
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

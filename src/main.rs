@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Command::Import(args) => cli::import::run(&args),
         Command::Completions(args) => cli::completions::run(&args),
         Command::Run(args) => cli::run::run(&args),
+        Command::Doctor(args) => cli::doctor::run(&args),
     };
     ExitCode::from(code)
 }

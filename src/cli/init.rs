@@ -132,19 +132,7 @@ pub fn hook_command(exe: &Path, agent: Agent) -> String {
     )
 }
 
-/// Quotes a word for a POSIX shell when it needs it.
-#[must_use]
-pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
+pub use crate::escape::shell_quote;
 
 /// Whether a hook command is a `zero-policy hook AGENT` (whatever the binary's path).
 #[must_use]

@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand, each with its `Args` and `run`.
 
 pub mod completions;
+pub mod doctor;
 pub mod explain;
 pub mod hook;
 pub mod import;
@@ -171,6 +172,8 @@ pub enum Command {
     /// column).
     #[command(verbatim_doc_comment)]
     Import(import::Args),
+    /// Check the policy, confinement on this machine and each agent's hook (exit 1 on a failure).
+    Doctor(doctor::Args),
     /// Decide a shell call through the dispatch path, then run it confined by the kernel.
     ///
     /// The call is decided as the shared shell tool `bash` decides it (every command, every

@@ -79,22 +79,11 @@ fn script_of(args: &Args) -> Result<String, String> {
     Ok(args
         .program
         .iter()
-        .map(|w| shell_quote(w))
+        .map(|w| crate::escape::shell_quote(w))
         .collect::<Vec<_>>()
         .join(" "))
 }
 
-/// One word, quoted so that a POSIX shell reads it back unchanged.
-#[must_use]
-pub fn shell_quote(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        return w.to_string();
-    }
-    format!("'{}'", w.replace('\'', r"'\''"))
-}
 
 fn source(args: &Args) -> Source {
     let paths: Vec<PathBuf> = args

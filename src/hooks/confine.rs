@@ -50,7 +50,7 @@ pub fn command_line(
     ticket: Option<&str>,
     script: &str,
 ) -> String {
-    use crate::cli::run::shell_quote as q;
+    use crate::escape::shell_quote as q;
     let mut run = format!(
         "{} run --agent {} --session {} --cwd-fd 9",
         q(&exe.display().to_string()),
