@@ -21,6 +21,7 @@ pub mod output;
 pub mod policy;
 pub mod registry;
 pub mod runtime;
+pub mod sandbox;
 pub mod scrub;
 pub mod testing;
 

@@ -19,6 +19,8 @@ fn main() -> ExitCode {
         Command::Pin(args) => cli::pin::run(&args),
         Command::Import(args) => cli::import::run(&args),
         Command::Completions(args) => cli::completions::run(&args),
+        #[cfg(unix)]
+        Command::Confine(args) => cli::confine::run(&args),
     };
     ExitCode::from(code)
 }
