@@ -16,8 +16,14 @@ _zero__policy() {
             ",$1")
                 cmd="zero__policy"
                 ;;
+            zero__policy,__confine)
+                cmd="zero__policy__subcmd____confine"
+                ;;
             zero__policy,completions)
                 cmd="zero__policy__subcmd__completions"
+                ;;
+            zero__policy,doctor)
+                cmd="zero__policy__subcmd__doctor"
                 ;;
             zero__policy,explain)
                 cmd="zero__policy__subcmd__explain"
@@ -40,6 +46,9 @@ _zero__policy() {
             zero__policy,pin)
                 cmd="zero__policy__subcmd__pin"
                 ;;
+            zero__policy,run)
+                cmd="zero__policy__subcmd__run"
+                ;;
             zero__policy,schema)
                 cmd="zero__policy__subcmd__schema"
                 ;;
@@ -52,8 +61,14 @@ _zero__policy() {
             zero__policy,tools)
                 cmd="zero__policy__subcmd__tools"
                 ;;
+            zero__policy__subcmd__help,__confine)
+                cmd="zero__policy__subcmd__help__subcmd____confine"
+                ;;
             zero__policy__subcmd__help,completions)
                 cmd="zero__policy__subcmd__help__subcmd__completions"
+                ;;
+            zero__policy__subcmd__help,doctor)
+                cmd="zero__policy__subcmd__help__subcmd__doctor"
                 ;;
             zero__policy__subcmd__help,explain)
                 cmd="zero__policy__subcmd__help__subcmd__explain"
@@ -76,6 +91,9 @@ _zero__policy() {
             zero__policy__subcmd__help,pin)
                 cmd="zero__policy__subcmd__help__subcmd__pin"
                 ;;
+            zero__policy__subcmd__help,run)
+                cmd="zero__policy__subcmd__help__subcmd__run"
+                ;;
             zero__policy__subcmd__help,schema)
                 cmd="zero__policy__subcmd__help__subcmd__schema"
                 ;;
@@ -95,8 +113,22 @@ _zero__policy() {
 
     case "${cmd}" in
         zero__policy)
-            opts="-h -V --help --version lint explain test tools schema hook init serve pin import completions help"
+            opts="-h -V --help --version lint explain test tools schema hook init serve pin import doctor run completions __confine help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd____confine)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -126,8 +158,22 @@ _zero__policy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        zero__subcmd__policy__subcmd__doctor)
+            opts="-h --help claude-code codex gemini-cli cursor copilot"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         zero__subcmd__policy__subcmd__explain)
-            opts="-h --tool --args --call --session --agent --format --connect --help"
+            opts="-h --tool --args --call --session --agent --format --confined --connect --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -165,7 +211,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__help)
-            opts="lint explain test tools schema hook init serve pin import completions help"
+            opts="lint explain test tools schema hook init serve pin import doctor run completions __confine help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -178,7 +224,35 @@ _zero__policy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        zero__subcmd__policy__subcmd__help__subcmd____confine)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         zero__subcmd__policy__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -277,6 +351,20 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__help__subcmd__pin)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -431,6 +519,48 @@ _zero__policy() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__run)
+            opts="-c -h --agent --session --shell --policy --ticket --cwd-fd --print-envelope --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                -c)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --shell)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --policy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ticket)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cwd-fd)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -610,10 +610,12 @@ impl Registry {
         // 7. sandbox: the strictest of the effective permission and every matching rule.
         let mut decision = Decision::from(effective);
         let mut reason = if effective == Permission::Allow && !relaxed_by.is_empty() {
-            tool.relax
-                .iter()
-                .find(|r| relaxed_by.first() == Some(&r.id))
-                .and_then(|r| r.reason.clone())
+            // A rule that holds without confinement says more than one that
+            // leans on it: its reason is shown first.
+            let relaxing = |r: &&Arc<Rule>| relaxed_by.contains(&r.id);
+            let mut by: Vec<&Arc<Rule>> = tool.relax.iter().filter(relaxing).collect();
+            by.sort_by_key(|r| (reads_confined(&r.when.source), r.id.clone()));
+            by.first().and_then(|r| r.reason.clone())
         } else {
             tool.safety.reason.clone()
         };

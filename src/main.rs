@@ -21,6 +21,8 @@ fn main() -> ExitCode {
         Command::Completions(args) => cli::completions::run(&args),
         Command::Run(args) => cli::run::run(&args),
         Command::Doctor(args) => cli::doctor::run(&args),
+        #[cfg(unix)]
+        Command::Confine(args) => cli::confine::run(&args),
     };
     ExitCode::from(code)
 }

@@ -24,7 +24,30 @@ impl Env {
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("home")).unwrap();
         std::fs::create_dir_all(root.join("work")).unwrap();
+        // The shipped policy as the hook's own configuration, without the
+        // rewrite to `zero-policy run`: these tests are about each agent's
+        // protocol; `shell_calls_are_rewritten_to_run_confined` is about the
+        // rewrite.
+        let config = root.join("home/.config/zero-policy");
+        std::fs::create_dir_all(&config).unwrap();
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for entry in std::fs::read_dir(shipped.join("manifests")).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), config.join(entry.file_name())).unwrap();
+        }
+        let policy = std::fs::read_to_string(shipped.join("policies/default.yaml")).unwrap();
+        assert!(policy.contains("\n    shell: true\n"));
+        std::fs::write(
+            config.join("default.yaml"),
+            policy.replacen("\n    shell: true\n", "\n    shell: false\n", 1),
+        )
+        .unwrap();
         Env { root }
+    }
+
+    /// The hook's policy is the shipped one, rewrite and all.
+    fn shipped_policy(&self) {
+        std::fs::remove_dir_all(self.home().join(".config/zero-policy")).unwrap();
     }
 
     fn home(&self) -> PathBuf {
@@ -816,6 +839,7 @@ fn a_log_that_cannot_be_written_is_an_error_on_stderr_and_the_decision_stands() 
 #[test]
 fn the_policy_comes_from_zero_policy_path_then_the_config_folder() {
     let env = Env::new("policy-paths");
+    env.shipped_policy();
     let event = fixture("claude-code", "bash-git-status.json");
     let deny_all = "version: 1\ntools:\n  - name: Bash\n    description: run\n    scope: shell\n    safety: {side_effect: shell, permission: deny, reason: from ZERO_POLICY_PATH}\n";
     let dir = env.policy("from-var", deny_all);
@@ -1180,4 +1204,140 @@ fn a_glob_that_does_not_parse_fails_closed_in_a_hook() {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{text}");
     assert!(text.contains("invalid-glob"), "{text}");
+}
+
+// ── Rewrite to enforce ───────────────────────────────────────────────────────
+
+/// Each agent's event for its shell tool, with this command and working folder.
+fn shell_event(agent: &str, command: &str, cwd: &Path) -> Vec<u8> {
+    let file = match agent {
+        "cursor" => "pre-tool-use-bash.json",
+        _ => "bash-git-status.json",
+    };
+    let mut event: Value = serde_json::from_slice(&fixture(agent, file)).unwrap();
+    let cwd = cwd.display().to_string();
+    event["cwd"] = json!(cwd);
+    if agent == "copilot" {
+        event["toolArgs"] = json!(json!({"command": command}).to_string());
+    } else {
+        event["tool_input"]["command"] = json!(command);
+    }
+    if agent == "cursor" {
+        event["workspace_roots"] = json!([cwd]);
+    }
+    serde_json::to_vec(&event).unwrap()
+}
+
+/// The command an answer rewrote the call to, and its permission word.
+fn rewritten(agent: &str, answer: &Value) -> (String, String) {
+    let (input, permission) = match agent {
+        "claude-code" | "codex" => (
+            &answer["hookSpecificOutput"]["updatedInput"],
+            &answer["hookSpecificOutput"]["permissionDecision"],
+        ),
+        "gemini-cli" => (
+            &answer["hookSpecificOutput"]["tool_input"],
+            &answer["decision"],
+        ),
+        "copilot" => (&answer["modifiedArgs"], &answer["permissionDecision"]),
+        _ => (&answer["updated_input"], &answer["permission"]),
+    };
+    (
+        input["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{agent}: no rewritten command in {answer}"))
+            .to_string(),
+        permission.as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// Runs a command line in a real shell in `cwd`, as the agent's shell tool
+/// would: its output, and where the shell was and what `$?` was afterwards.
+fn in_shell(env: &Env, cwd: &Path, line: &str) -> (String, String, String) {
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!("{line}\nrc=$?; echo \"after=$PWD rc=$rc\""))
+        .current_dir(cwd)
+        .env("HOME", env.home())
+        .env_remove("ZERO_POLICY_PATH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (body, after) = stdout
+        .trim_end()
+        .rsplit_once('\n')
+        .unwrap_or(("", stdout.trim_end()));
+    (
+        body.to_string(),
+        after.to_string(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn shell_calls_are_rewritten_to_run_confined() {
+    let env = Env::new("rewrite");
+    env.shipped_policy();
+    // The workspace is under the home folder, as a developer's is.
+    let ws = env.home().join("project");
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::write(ws.join(".env"), "API_KEY=canary-5f1e\n").unwrap();
+    // Runs code (so only confinement lets it be allowed), reads a credential
+    // behind the analysis' back, moves the shell and exits non-zero.
+    let command = "cd sub && echo hello && perl -e 'local $/; open(F, \"../.env\"); print(<F> || \"empty\")'; echo; exit 3";
+    for agent in ["claude-code", "codex", "gemini-cli", "copilot", "cursor"] {
+        let run = env.hook(agent, &shell_event(agent, command, &ws), &[]);
+        assert_eq!(run.code, 0, "{agent}: {run:?}");
+        let (line, permission) = rewritten(agent, &run.json());
+        assert_eq!(permission, "allow", "{agent}: {run:?}");
+        assert!(line.contains(" run --agent "), "{agent}: {line}");
+        let (out, after, stderr) = in_shell(&env, &ws, &line);
+        assert_eq!(out, "hello\nempty", "{agent}: {stderr}");
+        assert_eq!(
+            after,
+            format!("after={} rc=3", ws.join("sub").display()),
+            "{agent}: the shell keeps the folder and the status ({stderr})"
+        );
+    }
+    let log = env.log_lines();
+    assert!(
+        log.iter().all(|l| l["matched"] == json!(["confined-work"])),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn an_asked_call_runs_once_on_its_ticket_and_a_forged_one_runs_never() {
+    let env = Env::new("ticket");
+    env.shipped_policy();
+    let ws = env.home().join("project");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/lib.rs"), "").unwrap();
+    let run = env.hook(
+        "claude-code",
+        &shell_event("claude-code", "rm -rf src", &ws),
+        &[],
+    );
+    let (line, permission) = rewritten("claude-code", &run.json());
+    assert_eq!(permission, "ask");
+    assert!(line.contains(" --ticket "), "{line}");
+    // The person approved it in the agent: `run` accepts the ticket.
+    let (_, after, stderr) = in_shell(&env, &ws, &line);
+    assert_eq!(after, format!("after={} rc=0", ws.display()), "{stderr}");
+    assert!(!ws.join("src").exists());
+    // The same line again: the ticket is used, nobody can be asked, denied.
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    let (_, after, stderr) = in_shell(&env, &ws, &line);
+    assert_eq!(after, format!("after={} rc=126", ws.display()), "{stderr}");
+    assert!(stderr.contains("the ticket is not accepted"), "{stderr}");
+    assert!(ws.join("src").exists());
+    // A ticket the model made up.
+    let forged = line.replace(
+        &line[line.find("--ticket ").unwrap() + 9..][..32],
+        "0123456789abcdef0123456789abcdef",
+    );
+    let (_, after, _) = in_shell(&env, &ws, &forged);
+    assert_eq!(after, format!("after={} rc=126", ws.display()));
+    assert!(ws.join("src").exists());
 }

@@ -48,7 +48,8 @@ impl Report {
             Level::Warn => "warn",
             Level::Fail => "fail",
         };
-        self.lines.push_str(&format!("{tag}  {what:<24} {detail}\n"));
+        self.lines
+            .push_str(&format!("{tag}  {what:<24} {detail}\n"));
         self.worst = self.worst.max(level);
     }
 }
@@ -138,8 +139,16 @@ pub fn run(args: &Args) -> u8 {
             .collect();
         let what = format!("hook {}", agent.as_str());
         if installed.is_empty() {
-            let level = if args.agent.is_some() { Level::Fail } else { Level::Warn };
-            r.say(level, &what, &format!("not installed; run `zero-policy init {}`", agent.as_str()));
+            let level = if args.agent.is_some() {
+                Level::Fail
+            } else {
+                Level::Warn
+            };
+            r.say(
+                level,
+                &what,
+                &format!("not installed; run `zero-policy init {}`", agent.as_str()),
+            );
             continue;
         }
         let files = installed
@@ -151,7 +160,11 @@ pub fn run(args: &Args) -> u8 {
         if let Some(reg) = &registry {
             let blocked = probe_blocked(reg, agent);
             match blocked {
-                Ok(()) => r.say(Level::Ok, &format!("{what} probe"), "`cat ~/.ssh/id_rsa` is denied"),
+                Ok(()) => r.say(
+                    Level::Ok,
+                    &format!("{what} probe"),
+                    "`cat ~/.ssh/id_rsa` is denied",
+                ),
                 Err(e) => r.say(Level::Fail, &format!("{what} probe"), &e),
             }
         }
@@ -229,7 +242,10 @@ fn confined_probe() -> Result<(), String> {
             .chain([work.clone()])
             .collect(),
         writes: vec![work.clone()],
-        exec: ["/usr", "/bin", "/lib", "/lib64"].iter().map(PathBuf::from).collect(),
+        exec: ["/usr", "/bin", "/lib", "/lib64"]
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
         deny_reads: vec!["**/*.key".into()],
         search: vec![work.clone()],
         ..sandbox::Envelope::default()

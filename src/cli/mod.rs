@@ -1,6 +1,8 @@
 //! The command line: one file per subcommand, each with its `Args` and `run`.
 
 pub mod completions;
+#[cfg(unix)]
+pub mod confine;
 pub mod doctor;
 pub mod explain;
 pub mod hook;
@@ -199,6 +201,10 @@ pub enum Command {
     ///   man   zero-policy completions --man-dir ~/.local/share/man/man1
     #[command(verbatim_doc_comment)]
     Completions(completions::Args),
+    /// Confine this process to the envelope in `ZERO_POLICY_ENVELOPE`, then exec PROGRAM.
+    #[cfg(unix)]
+    #[command(hide = true, name = "__confine")]
+    Confine(confine::Args),
 }
 
 /// Output format for `explain`, `test`, `tools`.

@@ -84,7 +84,6 @@ fn script_of(args: &Args) -> Result<String, String> {
         .join(" "))
 }
 
-
 fn source(args: &Args) -> Source {
     let paths: Vec<PathBuf> = args
         .policy

@@ -49,7 +49,6 @@ pub struct Effects {
     /// The call's script runs confined by the kernel to the policy's
     /// envelope (`settings.enforce`), so a relax rule that reads
     /// `call.confined` may allow it even where it is not exact.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub confined: bool,
 }
 

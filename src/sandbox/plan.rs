@@ -140,8 +140,17 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
             })
             .collect()
     };
+    // Another process's files under /proc (`environ`, `mem`) are out of reach
+    // already: Landlock refuses ptrace-class access to processes outside the
+    // sandbox. The call's own are its own. So /proc is not walked for them.
+    let not_proc = |globs: Vec<String>| -> Vec<String> {
+        globs
+            .into_iter()
+            .filter(|g| !(g.starts_with("/proc/") || g.starts_with("/sys/")))
+            .collect()
+    };
     let readable: Vec<&PathBuf> = reads.iter().chain(&writes).chain(&exec).collect();
-    let deny_reads = inside(deny(&e.deny_reads, &lifted.reads)?, &readable);
+    let deny_reads = inside(not_proc(deny(&e.deny_reads, &lifted.reads)?), &readable);
     let writable: Vec<&PathBuf> = writes.iter().collect();
     let deny_writes = inside(deny(&e.deny_writes, &lifted.writes)?, &writable);
 

@@ -1,0 +1,69 @@
+//! `zero-policy __confine -- PROGRAM ARGS…`: confine this process to the envelope in
+//! `ZERO_POLICY_ENVELOPE`, then become PROGRAM. Hidden: `run` calls it.
+//!
+//! It starts no thread (the kernel refuses a user namespace to a threaded process), reads
+//! the envelope, confines itself ([`crate::sandbox::confine_current_process`]) and execs
+//! the program with the variable removed. Whatever fails before the exec, the program
+//! does not run: exit 125 with `zero-policy: cannot confine the call: REASON`.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+
+use crate::output;
+use crate::sandbox::{self, Envelope};
+
+/// The environment variable that carries the envelope, as JSON.
+pub const ENVELOPE_VAR: &str = "ZERO_POLICY_ENVELOPE";
+
+/// Exit code: the call could not be confined, and did not run.
+pub const EXIT_CANNOT_CONFINE: u8 = 125;
+/// Exit code: the program was found but could not be run (as a shell says).
+pub const EXIT_CANNOT_RUN: u8 = 126;
+/// Exit code: the program was not found (as a shell says).
+pub const EXIT_NOT_FOUND: u8 = 127;
+
+/// Run a program confined to the envelope in `ZERO_POLICY_ENVELOPE` (JSON).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    pub command: Vec<OsString>,
+}
+
+/// Confines this process, then execs the program; returns only on failure.
+#[must_use]
+pub fn run(args: &Args) -> u8 {
+    let Some((program, rest)) = args.command.split_first() else {
+        return refuse("no program given");
+    };
+    let envelope = match read_envelope() {
+        Ok(e) => e,
+        Err(reason) => return refuse(&reason),
+    };
+    if let Err(e) = sandbox::confine_current_process(&envelope) {
+        return refuse(&e.to_string());
+    }
+    let error = std::process::Command::new(program)
+        .args(rest)
+        .env_remove(ENVELOPE_VAR)
+        .exec();
+    output::stderr(&format!(
+        "zero-policy: cannot run `{}`: {error}\n",
+        program.to_string_lossy()
+    ));
+    if error.kind() == std::io::ErrorKind::NotFound {
+        EXIT_NOT_FOUND
+    } else {
+        EXIT_CANNOT_RUN
+    }
+}
+
+fn read_envelope() -> Result<Envelope, String> {
+    let text = std::env::var(ENVELOPE_VAR).map_err(|e| format!("`{ENVELOPE_VAR}`: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("`{ENVELOPE_VAR}` is not an envelope: {e}"))
+}
+
+fn refuse(reason: &str) -> u8 {
+    output::stderr(&format!("zero-policy: cannot confine the call: {reason}\n"));
+    EXIT_CANNOT_CONFINE
+}
