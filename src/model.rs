@@ -835,6 +835,29 @@ pub struct RawServer {
     /// Per-tool safety; the first matching entry wins.
     #[serde(default)]
     pub overrides: Vec<RawOverride>,
+    /// Run a stdio server confined by the kernel (SPEC §11): what it may read
+    /// and write besides what `settings.enforce` lets every confined call read,
+    /// and its network.
+    pub sandbox: Option<RawServerSandbox>,
+}
+
+/// `servers[].sandbox`: a stdio server runs inside the same kind of envelope
+/// as a confined shell call.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawServerSandbox {
+    /// Files and folders it may read besides `settings.enforce.reads` (absolute, `~/`, or
+    /// relative to the folder the gateway runs in).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub reads: Vec<Spanned<String>>,
+    /// Files and folders it may write (and read).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub writes: Vec<Spanned<String>>,
+    /// `none` (the default) or `any`.
+    #[schemars(with = "Option<NetworkScope>")]
+    pub network: Option<Spanned<NetworkScope>>,
 }
 
 /// Safety where every field falls back to a default.

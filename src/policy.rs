@@ -428,6 +428,8 @@ pub struct ServerDef {
     pub safety: Safety,
     /// Per-tool safety; the first match wins.
     pub overrides: Vec<Override>,
+    /// The envelope a stdio server runs confined to (`servers[].sandbox`).
+    pub sandbox: Option<crate::sandbox::Envelope>,
     /// Where the name was written.
     pub origin: Origin,
 }

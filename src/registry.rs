@@ -715,10 +715,17 @@ impl Registry {
         name: &str,
         executor: Arc<dyn Executor>,
     ) -> Result<(), RegistryError> {
+        // The shared tool of that name, as `get` finds it (an agent's own tool
+        // of the same name is another tool).
         let i = self
             .index
             .get(name)
-            .and_then(|v| v.first().copied())
+            .and_then(|v| {
+                v.iter()
+                    .find(|&&i| self.tools[i].agent.is_none())
+                    .or(if v.len() == 1 { v.first() } else { None })
+                    .copied()
+            })
             .ok_or_else(|| RegistryError::Unknown(name.to_string()))?;
         let slot = &mut self.tools[i];
         match Arc::get_mut(slot) {

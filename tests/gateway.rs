@@ -1071,3 +1071,68 @@ fn sigterm_stops_the_gateway_with_exit_0_and_reaps_every_server() {
         assert!(!alive(p), "server {p} outlived the gateway");
     }
 }
+
+#[test]
+fn a_stdio_server_runs_confined_to_its_sandbox() {
+    let s = Scratch::new("confined");
+    let secrets = s.0.join("secrets");
+    let data = s.0.join("data");
+    let out = s.0.join("out");
+    for d in [&secrets, &data, &out] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(secrets.join("token.txt"), "canary-token-77").unwrap();
+    std::fs::write(data.join("notes.txt"), "plain notes").unwrap();
+    std::fs::write(data.join("id.key"), "canary-key-88").unwrap();
+    let base = Command::new(python())
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .unwrap();
+    let base = String::from_utf8(base.stdout).unwrap().trim().to_string();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp");
+    let server = format!(
+        "  - name: files\n    transport: stdio\n    command: \"{}\"\n    args: [\"{}\"]\n    connect_timeout: 30s\n    safety: {{side_effect: read, permission: allow, reason: a test server}}\n    sandbox:\n      reads: [\"{base}\", \"{}\", \"{}\", \"{}\"]\n      writes: [\"{}\"]\n",
+        python(),
+        common::fixture("files.py"),
+        deps_dir().display(),
+        fixtures.display(),
+        data.display(),
+        out.display(),
+    );
+    // Every confined call reads only the system here (not the temp folder,
+    // which holds the test's files, nor the folder the gateway runs in).
+    s.write_policy(&policy_yaml(
+        &s,
+        "  defer_threshold: 0\n  enforce:\n    reads: [\"/usr/**\", \"/lib/**\", \"/lib64/**\", \"/bin/**\", \"/etc/**\", \"/dev/**\", \"/proc/**\"]\n    write_also: []\n    deny_reads: [\"**/*.key\"]\n",
+        &[server],
+    ));
+    let read = |p: &Path| json!({"op": "call", "name": "mcp__files__read", "args": {"path": p}});
+    let write = |p: &Path| json!({"op": "call", "name": "mcp__files__write", "args": {"path": p, "text": "x"}});
+    let got = client(stdio_script(
+        &s,
+        "none",
+        json!([
+            {"op": "until_listed", "name": "mcp__files__read", "seconds": 30},
+            read(&data.join("notes.txt")),
+            read(&secrets.join("token.txt")),
+            read(&data.join("id.key")),
+            write(&out.join("x")),
+            write(&data.join("y")),
+            write(&secrets.join("z")),
+        ]),
+    ));
+    let r = &got["results"];
+    assert_eq!(r[0]["found"], json!(true), "{got}");
+    let text = |i: usize| r[i]["text"].as_str().unwrap_or_default().to_string();
+    assert_eq!(text(1), "plain notes", "{got}");
+    // Outside its reads: the kernel refuses; a deny glob inside them: hidden.
+    assert!(text(2).starts_with("error: Permission denied"), "{got}");
+    assert_eq!(text(3), "", "{got}");
+    assert!(!got.to_string().contains("canary"), "{got}");
+    // Writes only where it may.
+    assert_eq!(text(4), "ok", "{got}");
+    assert!(text(5).starts_with("error:"), "{got}");
+    assert!(text(6).starts_with("error:"), "{got}");
+    assert!(out.join("x").exists());
+    assert!(!data.join("y").exists() && !secrets.join("z").exists());
+}

@@ -13,7 +13,7 @@ use crate::output;
 use crate::sandbox::{self, Envelope};
 
 /// The environment variable that carries the envelope, as JSON.
-pub const ENVELOPE_VAR: &str = "ZERO_POLICY_ENVELOPE";
+pub const ENVELOPE_VAR: &str = crate::sandbox::plan::ENVELOPE_VAR;
 
 /// Exit code: the call could not be confined, and did not run.
 pub const EXIT_CANNOT_CONFINE: u8 = 125;

@@ -18,8 +18,7 @@ pub const EXIT_DENIED: u8 = 126;
 /// Exit code: the call could not be confined, or `run` itself failed.
 pub const EXIT_CANNOT_CONFINE: u8 = 125;
 
-/// The environment variable that carries the envelope to `__confine`.
-pub const ENVELOPE_VAR: &str = "ZERO_POLICY_ENVELOPE";
+pub use crate::sandbox::plan::ENVELOPE_VAR;
 
 /// `zero-policy run` arguments.
 #[derive(Debug, clap::Args)]

@@ -129,6 +129,10 @@ impl Builder {
                 origin: at,
             });
         }
+        let sandbox = raw.sandbox.as_ref().and_then(|s| {
+            let command = raw.command.as_ref().map_or("", |c| c.value.as_str());
+            self.server_sandbox(file, &name, &raw.name, s, command)
+        });
         self.servers.push(ServerDef {
             name,
             transport,
@@ -143,7 +147,110 @@ impl Builder {
             exclude,
             safety,
             overrides,
+            sandbox,
             origin: here,
         });
     }
+
+    /// The envelope of a confined stdio server: the policy's reads, denies,
+    /// exec and limits, and the server's own reads, writes and network.
+    fn server_sandbox(
+        &mut self,
+        file: &SourceFile,
+        name: &str,
+        at: &Spanned<String>,
+        raw: &crate::model::RawServerSandbox,
+        command: &str,
+    ) -> Option<crate::sandbox::Envelope> {
+        let cwd = std::env::current_dir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "/".into());
+        let home = self.settings.home.clone();
+        let place = |p: &str| -> String {
+            let full = if p == "~" {
+                home.clone()
+            } else if let Some(rest) = p.strip_prefix("~/") {
+                format!("{}/{rest}", home.trim_end_matches('/'))
+            } else if p.starts_with('/') {
+                p.to_string()
+            } else {
+                format!("{cwd}/{p}")
+            };
+            crate::effects::paths::escape(&crate::effects::paths::clean(&full))
+        };
+        let fx = crate::effects::Effects {
+            reads: raw.reads.iter().map(|r| place(&r.value)).collect(),
+            writes: raw.writes.iter().map(|w| place(&w.value)).collect(),
+            ..crate::effects::Effects::default()
+        };
+        let mut enforce = self.settings.enforce.clone();
+        enforce.writes = crate::model::WriteScope::Predicted;
+        enforce.network = raw
+            .network
+            .as_ref()
+            .map_or(crate::model::NetworkScope::None, |n| n.value);
+        let lists: BTreeMap<String, Vec<String>> = (*self.lists).clone();
+        let cx = crate::sandbox::plan::Context {
+            enforce: &enforce,
+            lists: &lists,
+            home: &home,
+            workspace: &cwd,
+        };
+        match crate::sandbox::plan::envelope(&cx, &fx) {
+            // Exact reads and writes, no code run: the server writes only
+            // what it names. Its own program may run, from where it is.
+            Ok(mut envelope) => {
+                // Deny globs that begin with `**` are looked for where the
+                // server reads and writes, besides the gateway's folder.
+                envelope.search.extend(
+                    raw.reads
+                        .iter()
+                        .chain(&raw.writes)
+                        .filter_map(|p| crate::sandbox::plan::folder_of(&place(&p.value))),
+                );
+                envelope.search.sort();
+                envelope.search.dedup();
+                for program in program_places(command) {
+                    if let Some(folder) = program.parent() {
+                        envelope.exec.push(folder.to_path_buf());
+                    }
+                }
+                envelope.exec.sort();
+                envelope.exec.dedup();
+                Some(envelope)
+            }
+            Err(e) => {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("server `{name}`'s sandbox cannot be built: {e}"),
+                    )
+                    .at(origin(file, at).location()),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Where a server's program is: as found on `PATH` (or as written, with a
+/// `/`), and where that leads through links.
+fn program_places(command: &str) -> Vec<std::path::PathBuf> {
+    let found = if command.contains('/') {
+        Some(std::path::PathBuf::from(command))
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(command))
+                .find(|p| p.is_file())
+        })
+    };
+    let mut out = Vec::new();
+    if let Some(p) = found {
+        if let Ok(real) = std::fs::canonicalize(&p) {
+            out.push(real);
+        }
+        out.push(std::path::absolute(&p).unwrap_or(p));
+    }
+    out
 }

@@ -282,11 +282,13 @@ impl Builder {
         }
         let absolute =
             v.starts_with('/') || v.starts_with("~/") || v == "~" || v.starts_with("{workspace}");
-        if !absolute {
+        // A deny may be anywhere (`**/.env`); a grant names its place.
+        let anywhere = key.starts_with("enforce.deny_") && (v == "**" || v.starts_with("**/"));
+        if !absolute && !anywhere {
             self.diags.push(
                 Diagnostic::new(Code::InvalidValue, format!("`{key}` entry `{v}` is not an absolute path"))
                     .at(origin(file, entry).location())
-                    .help("write an absolute glob, one starting with `~/` or `{workspace}`, or `lists.NAME`"),
+                    .help("write an absolute glob, one starting with `~/` or `{workspace}`, or `lists.NAME` (a deny may also start with `**/`)"),
             );
         } else if let Err(e) = globset::Glob::new(v) {
             self.diags.push(

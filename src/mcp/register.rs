@@ -215,12 +215,32 @@ pub fn connect_spec(
             .collect::<Result<Vec<_>, String>>()
     };
     let transport = match server.transport {
-        Transport::Stdio => TransportSpec::Stdio {
-            command: server.command.clone().unwrap_or_default(),
-            args: server.args.clone(),
-            env: resolve_map(&server.env)?,
-            cwd: None,
-        },
+        Transport::Stdio => {
+            let command = server.command.clone().unwrap_or_default();
+            let mut env = resolve_map(&server.env)?;
+            match &server.sandbox {
+                // Started through `zero-policy __confine`, which confines
+                // itself to the envelope and then runs the server.
+                Some(envelope) => {
+                    let confined =
+                        crate::sandbox::plan::confined_command(envelope, &command, &server.args)
+                            .map_err(|e| e.to_string())?;
+                    env.push(confined.env);
+                    TransportSpec::Stdio {
+                        command: confined.program,
+                        args: confined.args,
+                        env,
+                        cwd: None,
+                    }
+                }
+                None => TransportSpec::Stdio {
+                    command,
+                    args: server.args.clone(),
+                    env,
+                    cwd: None,
+                },
+            }
+        }
         Transport::Http | Transport::Sse => {
             let url = server
                 .url

@@ -17,6 +17,7 @@
 //! This module is a leaf: it depends on no other part of the crate, so the policy side
 //! and the enforcement side can change apart.
 
+pub mod exec;
 pub mod hidden;
 #[cfg(target_os = "linux")]
 mod linux;

@@ -16,6 +16,89 @@ use crate::policy::Enforce;
 
 use super::{Envelope, Limits, Network};
 
+/// The environment variable that carries an envelope, as JSON, to the hidden
+/// `zero-policy __confine` that confines itself and then runs the program.
+pub const ENVELOPE_VAR: &str = "ZERO_POLICY_ENVELOPE";
+
+/// A program to start so that it runs confined: `zero-policy __confine --
+/// PROGRAM ARGS…` with the envelope in [`ENVELOPE_VAR`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfinedCommand {
+    /// The `zero-policy` program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The variable to set: name and value.
+    pub env: (String, String),
+}
+
+/// The program and arguments that run `program args…` confined to `envelope`
+/// (this binary's `__confine`), and the variable to set for it.
+///
+/// # Errors
+/// This binary's path cannot be found, or the envelope cannot be written.
+pub fn confined_command(
+    envelope: &Envelope,
+    program: &str,
+    args: &[String],
+) -> Result<ConfinedCommand, PlanError> {
+    confined_command_by(&confine_program()?, envelope, program, args)
+}
+
+/// As [`confined_command`], confined by the `zero-policy` program at `exe`.
+///
+/// # Errors
+/// The envelope cannot be written.
+pub fn confined_command_by(
+    exe: &std::path::Path,
+    envelope: &Envelope,
+    program: &str,
+    args: &[String],
+) -> Result<ConfinedCommand, PlanError> {
+    let json = serde_json::to_string(envelope).map_err(|e| PlanError(e.to_string()))?;
+    let mut argv = vec![
+        "__confine".to_string(),
+        "--".to_string(),
+        program.to_string(),
+    ];
+    argv.extend(args.iter().cloned());
+    Ok(ConfinedCommand {
+        program: exe.display().to_string(),
+        args: argv,
+        env: (ENVELOPE_VAR.to_string(), json),
+    })
+}
+
+/// The `zero-policy` program that confines a call: `$ZERO_POLICY_BIN`, else
+/// this program when it is `zero-policy`, else `zero-policy` on `PATH`. (A
+/// process confines itself and then runs the call, so the library needs the
+/// binary: it cannot confine a child between fork and exec without `unsafe`.)
+///
+/// # Errors
+/// None of them is there.
+pub fn confine_program() -> Result<std::path::PathBuf, PlanError> {
+    if let Some(p) = std::env::var_os("ZERO_POLICY_BIN").filter(|p| !p.is_empty()) {
+        return Ok(std::path::PathBuf::from(p));
+    }
+    if let Ok(me) = std::env::current_exe()
+        && me.file_stem().is_some_and(|n| n == "zero-policy")
+    {
+        return Ok(me);
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join("zero-policy"))
+                .find(|p| p.is_file())
+        })
+        .ok_or_else(|| {
+            PlanError(
+                "no `zero-policy` program to confine the call with: set ZERO_POLICY_BIN or put it on PATH"
+                    .into(),
+            )
+        })
+}
+
 /// What the envelope is computed from besides the call's effects.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
@@ -102,7 +185,12 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
     }
 
     // Writes: the call's own, or the workspace where they are not known.
-    let mut writes = grants(&e.write_also, "write_also")?;
+    // A place the policy lists that is not on this host grants nothing (its
+    // nearest existing parent could be `/`).
+    let mut writes: Vec<PathBuf> = grants(&e.write_also, "write_also")?
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect();
     let unknown_writes = !fx.exact || fx.runs_code;
     match e.writes {
         WriteScope::Workspace => writes.push(workspace.clone()),
@@ -110,7 +198,18 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
             let mut to_workspace = unknown_writes;
             for w in fx.writes.iter().chain(&fx.deletes) {
                 match folder_of(w) {
-                    Some(f) if f.as_os_str() != "/" => writes.push(f),
+                    // A file to be created is created in its folder: that
+                    // folder must exist and not be `/`.
+                    Some(f)
+                        if f.exists()
+                            || f.parent()
+                                .is_some_and(|p| p.parent().is_some() && p.exists()) =>
+                    {
+                        writes.push(f);
+                    }
+                    Some(f) if f.as_os_str() != "/" => {
+                        // Nowhere to create it: the kernel refuses the write.
+                    }
                     _ => to_workspace = true,
                 }
             }

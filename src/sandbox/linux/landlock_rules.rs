@@ -159,7 +159,10 @@ pub(super) fn enforce(envelope: &Envelope, tcp_needed: bool) -> Result<Enforced,
 
 /// `path` if it exists, else its nearest existing ancestor (where it may be created).
 fn nearest_existing(path: &Path) -> Option<PathBuf> {
+    // Never the root: a write to a folder that does not exist under `/` must
+    // not open the whole file system to writes.
     path.ancestors()
         .find(|p| fs::symlink_metadata(p).is_ok())
+        .filter(|p| p.parent().is_some())
         .map(Path::to_path_buf)
 }
