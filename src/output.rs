@@ -546,7 +546,7 @@ pub fn tools_text(registry: &Registry) -> String {
     s.push_str(&format!("\n{} tools\n", rows.len()));
     for t in registry.tools() {
         if let Some(pin) = t.pin
-            && pin != crate::loader::lock::PinState::Pinned
+            && pin != crate::lock::PinState::Pinned
         {
             s.push_str(&format!(
                 "{} `{}`: {}\n",

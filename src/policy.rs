@@ -499,6 +499,9 @@ pub struct Policy {
     pub lists: std::sync::Arc<BTreeMap<String, Vec<String>>>,
     /// Additions to the command catalog, with their aliases.
     pub commands: Vec<(Arc<Spec>, Vec<String>)>,
+    /// Where the shipped catalog's specifications come from (the loader's
+    /// embedded catalog): what the additions are laid over.
+    pub catalog: crate::effects::catalog::Fallback,
 }
 
 impl Policy {

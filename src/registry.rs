@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::call::Call;
 use crate::cel::batch::Batch;
 use crate::effects::Catalog;
-use crate::loader::lock::{Lock, PinState};
+use crate::lock::{Lock, PinState};
 use crate::model::{Permission, Scope};
 use crate::policy::{Origin, Policy, Rule, RuleKind, Safety, ServerDef, Settings, ToolEffects};
 use crate::runtime::{Dispatcher, Executor, Tool, ToolError, ToolOutput};
@@ -287,6 +287,8 @@ pub struct Registry {
     /// (Hashed with foldhash, seeded per process: a name is looked up on every call.)
     index: HashMap<String, Vec<usize>, foldhash::fast::RandomState>,
     commands: Vec<(Arc<crate::effects::catalog::Spec>, Vec<String>)>,
+    /// The shipped catalog the additions are laid over.
+    catalog_base: crate::effects::catalog::Fallback,
     catalog: std::sync::OnceLock<Arc<Catalog>>,
     rules: Vec<Arc<Rule>>,
     /// The rules by the tool names they name: built once, read per tool.
@@ -304,9 +306,7 @@ pub struct Registry {
     batches: std::sync::Mutex<HashMap<BatchKey, Arc<RuleBatches>>>,
     /// Where the policy is read from: a call that changes one of these is
     /// denied, whatever the rules say ([`Registry::guard`]).
-    guarded: Vec<String>,
-    /// `guarded` and everything under it, as one glob list (built at first use).
-    guard_globs: std::sync::OnceLock<GuardGlobs>,
+    pub(crate) guard: crate::guard::Guard,
 }
 
 impl std::fmt::Debug for Registry {
@@ -317,12 +317,6 @@ impl std::fmt::Debug for Registry {
             .finish_non_exhaustive()
     }
 }
-
-/// The guarded places and everything under them; the folders above them.
-type GuardGlobs = (
-    Option<crate::effects::globs::PathGlobs>,
-    Option<crate::effects::globs::PathGlobs>,
-);
 
 /// The rules' `tools:` patterns, indexed once for the registry: exact names
 /// in a map, every distinct glob once in one set, so a tool's rules are found
@@ -375,40 +369,7 @@ impl RuleIndex {
     }
 }
 
-/// Lowercases a name part and turns runs outside `[a-z0-9_-]` into `_`, trimmed of `_`.
-#[must_use]
-pub fn sanitize_name_part(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut in_run = false;
-    for c in s.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-' {
-            out.push(c);
-            in_run = false;
-        } else if !in_run {
-            out.push('_');
-            in_run = true;
-        }
-    }
-    out.trim_matches('_').to_string()
-}
-
-/// The literal start of every MCP tool name of a server: `mcp__{server}__`.
-#[must_use]
-pub fn mcp_name_prefix(format: &str, server: &str) -> String {
-    format
-        .split("{tool}")
-        .next()
-        .unwrap_or("")
-        .replace("{server}", &sanitize_name_part(server))
-}
-
-/// The final name of an MCP tool under a name format.
-#[must_use]
-pub fn mcp_tool_name(format: &str, server: &str, tool: &str) -> String {
-    format
-        .replace("{server}", &sanitize_name_part(server))
-        .replace("{tool}", &sanitize_name_part(tool))
-}
+pub use crate::names::{mcp_name_prefix, mcp_tool_name, sanitize_name_part};
 
 fn tool_cel_value(
     name: &str,
@@ -503,6 +464,7 @@ impl Registry {
             tools: Vec::new(),
             index: HashMap::default(),
             commands: policy.commands.clone(),
+            catalog_base: policy.catalog,
             catalog: std::sync::OnceLock::new(),
             rule_index: RuleIndex::new(&policy.rules),
             rules: policy.rules.clone(),
@@ -514,8 +476,7 @@ impl Registry {
             root,
             sessions: std::sync::Mutex::new(Vec::new()),
             batches: std::sync::Mutex::new(HashMap::new()),
-            guarded: Vec::new(),
-            guard_globs: std::sync::OnceLock::new(),
+            guard: crate::guard::Guard::default(),
         };
         // The folder a hook reads when it is given no paths: an agent that wrote
         // one there would be governed by its own policy from its next call on.
@@ -851,7 +812,7 @@ impl Registry {
     /// policy's `commands:`), built the first time a script is analysed.
     pub fn catalog(&self) -> &Catalog {
         self.catalog
-            .get_or_init(|| Arc::new(crate::loader::catalog::with_additions(&self.commands)))
+            .get_or_init(|| Arc::new(Catalog::with_additions(self.catalog_base, &self.commands)))
     }
 
     /// Every tool, in registration order.
@@ -886,94 +847,6 @@ impl Registry {
         self.lock = lock;
     }
 
-    /// Adds places the policy is read from (files or folders, a relative path
-    /// taken from the process's folder). A call whose effects write, delete or
-    /// move one of them, something under one, or a folder above one is denied
-    /// at the sandbox step, whatever the rules say: an agent must not rewrite
-    /// the policy that governs it. Every registry guards
-    /// `~/.config/zero-policy`; the front doors add the paths they loaded.
-    pub fn guard<I, P>(&mut self, paths: I)
-    where
-        I: IntoIterator<Item = P>,
-        P: AsRef<std::path::Path>,
-    {
-        let cwd = std::env::current_dir().ok();
-        for p in paths {
-            let p = p.as_ref();
-            let abs = match (p.is_absolute(), &cwd) {
-                (true, _) | (false, None) => p.to_path_buf(),
-                (false, Some(cwd)) => cwd.join(p),
-            };
-            let mut forms = vec![abs.clone()];
-            // A folder reached through a symbolic link is guarded by both names.
-            if let Ok(real) = std::fs::canonicalize(&abs) {
-                forms.push(real);
-            }
-            for f in forms {
-                let Some(s) = f.to_str() else { continue };
-                let clean = crate::effects::paths::clean(s);
-                if clean != "/" && !self.guarded.contains(&clean) {
-                    self.guarded.push(clean);
-                }
-            }
-        }
-        self.guard_globs = std::sync::OnceLock::new();
-    }
-
-    /// The places [`Registry::guard`] protects, absolute and clean.
-    #[must_use]
-    pub fn guarded(&self) -> &[String] {
-        &self.guarded
-    }
-
-    /// The first path or pattern of these effects that reaches a guarded
-    /// place: a write of the place or of something under it, or a delete (a
-    /// move's source is one) of a folder above it. A pattern too complex to
-    /// compare counts as reaching one (fail closed).
-    pub(crate) fn guarded_write<'a>(&self, fx: &'a crate::effects::Effects) -> Option<&'a str> {
-        if self.guarded.is_empty() {
-            return None;
-        }
-        let (under, above) = self.guard_globs.get_or_init(|| {
-            let ci = self.settings.case_insensitive;
-            let esc = crate::effects::paths::escape;
-            let under: Vec<String> = self
-                .guarded
-                .iter()
-                .flat_map(|g| [esc(g), format!("{}/**", esc(g))])
-                .collect();
-            let mut above: Vec<String> = self
-                .guarded
-                .iter()
-                .flat_map(|g| crate::effects::paths::ancestors(g))
-                .filter(|a| a != "/")
-                .map(|a| esc(&a))
-                .collect();
-            above.sort();
-            above.dedup();
-            (
-                crate::effects::globs::PathGlobs::new(&under, ci).ok(),
-                crate::effects::globs::PathGlobs::new(&above, ci).ok(),
-            )
-        });
-        let hits = |globs: &Option<crate::effects::globs::PathGlobs>, w: &str| {
-            globs.as_ref().is_none_or(|g| g.matches(w).unwrap_or(true))
-        };
-        // A link to a guarded place or a folder above one (`ln -s
-        // ~/.config/zero-policy cfg`) opens it to every later write through the link.
-        let links = fx
-            .commands
-            .iter()
-            .filter(|c| c.makes_link())
-            .flat_map(|c| c.reads.iter());
-        fx.writes
-            .iter()
-            .find(|w| hits(under, w))
-            .or_else(|| fx.deletes.iter().find(|w| hits(above, w)))
-            .or_else(|| links.into_iter().find(|r| hits(under, r) || hits(above, r)))
-            .map(String::as_str)
-    }
-
     /// The lock in force, if any.
     #[must_use]
     pub fn lock(&self) -> Option<&Lock> {
@@ -989,7 +862,7 @@ impl Registry {
     /// The closest registered name, for "did you mean".
     #[must_use]
     pub fn closest_name(&self, name: &str) -> Option<&str> {
-        crate::loader::closest(name, self.tools.iter().map(|t| t.name.as_str()))
+        crate::diagnostic::closest(name, self.tools.iter().map(|t| t.name.as_str()))
     }
 
     /// Whether `name` would be a tool of a declared MCP server (registered or not).

@@ -157,7 +157,7 @@ pub fn scrub_output(scrubber: &Scrubber, out: &mut ToolOutput) {
 }
 
 /// Scrubs every text of an evaluation (reasons, step details, rule errors).
-pub fn scrub_evaluation(scrubber: &Scrubber, ev: &mut crate::dispatch::Evaluation) {
+pub fn scrub_evaluation(scrubber: &Scrubber, ev: &mut crate::report::Evaluation) {
     let s = |m: &mut String| {
         if let std::borrow::Cow::Owned(clean) = scrubber.scrub_str(m) {
             *m = clean;

@@ -24,7 +24,7 @@ fn a_confined_shell_tool_runs_what_the_policy_allows_and_the_kernel_holds_it() {
     let loaded = loader::load_paths(&[repo.join("policies"), repo.join("manifests")]).unwrap();
     let policy = loaded.policy.expect("the shipped policy loads");
     let mut registry = Registry::new(&policy).unwrap();
-    let mut shell = ConfinedShell::new(&registry, Arc::clone(&policy.lists), "command");
+    let mut shell = ConfinedShell::new(&policy, "command");
     shell.program = Some(PathBuf::from(env!("CARGO_BIN_EXE_zero-policy")));
     registry.attach_executor("bash", Arc::new(shell)).unwrap();
 

@@ -36,10 +36,8 @@ pub const MAX_DEPTH: usize = 64;
 pub const MAX_COST: f64 = 10_000_000.0;
 /// Largest value one evaluation may build, in bytes.
 pub const MAX_BUILT_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
-/// Longest path `path_ancestors` accepts: its result grows with the square of the path.
-pub const MAX_ANCESTOR_PATH_BYTES: usize = 4_096;
-/// Most components of a path `path_ancestors` accepts.
-pub const MAX_ANCESTOR_COMPONENTS: usize = 128;
+// The bounds `path_ancestors` enforces, which the estimate relies on.
+pub use super::functions::{MAX_ANCESTOR_COMPONENTS, MAX_ANCESTOR_PATH_BYTES};
 
 /// Why an expression is refused before or after parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,11 @@ use crate::effects::globs::{GlobError, PathGlobs};
 use crate::effects::literal as shell;
 use crate::effects::{paths, urls};
 
+/// Longest path `path_ancestors` accepts: its result grows with the square of the path.
+pub const MAX_ANCESTOR_PATH_BYTES: usize = 4_096;
+/// Most components of a path `path_ancestors` accepts.
+pub const MAX_ANCESTOR_COMPONENTS: usize = 128;
+
 /// The hidden variable holding `session.workspace`, for `path_under`.
 pub(crate) const WORKSPACE_VAR: &str = "zp__workspace";
 
@@ -430,8 +435,8 @@ pub fn register(
             };
             // The ancestors of a path hold about its length squared in bytes: a
             // longer path than any file system allows fails closed instead.
-            if abs.len() > super::budget::MAX_ANCESTOR_PATH_BYTES
-                || abs.matches('/').count() > super::budget::MAX_ANCESTOR_COMPONENTS
+            if abs.len() > MAX_ANCESTOR_PATH_BYTES
+                || abs.matches('/').count() > MAX_ANCESTOR_COMPONENTS
             {
                 return Err(fn_error(
                     "path_ancestors",
@@ -439,8 +444,8 @@ pub fn register(
                         "the path is {} bytes and {} components long; at most {} bytes and {} components are accepted",
                         abs.len(),
                         abs.matches('/').count(),
-                        super::budget::MAX_ANCESTOR_PATH_BYTES,
-                        super::budget::MAX_ANCESTOR_COMPONENTS
+                        MAX_ANCESTOR_PATH_BYTES,
+                        MAX_ANCESTOR_COMPONENTS
                     ),
                 ));
             }

@@ -192,6 +192,16 @@ impl std::fmt::Debug for Catalog {
 }
 
 impl Catalog {
+    /// `additions` laid over the catalog `fallback` gives.
+    #[must_use]
+    pub fn with_additions(fallback: Fallback, additions: &[(Arc<Spec>, Vec<String>)]) -> Catalog {
+        let mut c = Catalog::with_fallback(fallback);
+        for (spec, aliases) in additions {
+            c.insert(Arc::clone(spec), aliases);
+        }
+        c
+    }
+
     /// A catalog that asks `fallback` for the programs it does not hold.
     #[must_use]
     pub fn with_fallback(fallback: Fallback) -> Catalog {

@@ -312,7 +312,7 @@ impl Handler {
         let registry = &snapshot.registry;
         let mut reason = reason.to_string();
         if let Some(pin) = tool.pin
-            && pin != crate::loader::lock::PinState::Pinned
+            && pin != crate::lock::PinState::Pinned
         {
             let why = pin.describe(tool.source.server(), tool.source.remote_name());
             if !reason.contains(&why) {

@@ -32,8 +32,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::Session;
 use crate::diagnostic::Severity;
-use crate::loader::lock::Lock;
 use crate::loader::{self, Loaded};
+use crate::lock::Lock;
 use crate::log;
 use crate::mcp::client::RemoteTool;
 use crate::mcp::register::{self, Connection};

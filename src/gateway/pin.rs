@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::loader::lock::{Lock, definition_hash};
+use crate::lock::{Lock, definition_hash};
 use crate::mcp::register;
 use crate::policy::Policy;
 use crate::registry::SkippedServer;

@@ -142,9 +142,5 @@ pub fn is_builtin_file(name: &str) -> bool {
 /// The catalog a policy runs with: the shipped one plus its documents' `commands:`.
 #[must_use]
 pub fn with_additions(additions: &[(Arc<crate::effects::catalog::Spec>, Vec<String>)]) -> Catalog {
-    let mut c = Catalog::with_fallback(lookup);
-    for (spec, aliases) in additions {
-        c.insert(Arc::clone(spec), aliases);
-    }
-    c
+    Catalog::with_additions(lookup, additions)
 }

@@ -150,7 +150,7 @@ impl Builder {
     pub(super) fn mcp_prefixes(&self) -> Vec<String> {
         self.servers
             .iter()
-            .map(|s| crate::registry::mcp_name_prefix(&self.settings.mcp_name_format, &s.name))
+            .map(|s| crate::names::mcp_name_prefix(&self.settings.mcp_name_format, &s.name))
             .collect()
     }
 

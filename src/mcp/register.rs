@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::RwLock;
 
 use crate::call::Call;
-use crate::loader::lock::definition_hash;
+use crate::lock::definition_hash;
 use crate::mcp::client::{self, ConnectSpec, McpError, RemoteTool, ToolClient, TransportSpec};
 use crate::model::Transport;
 use crate::policy::ServerDef;

@@ -36,20 +36,17 @@ pub struct ConfinedShell {
 }
 
 impl ConfinedShell {
-    /// For a registry's policy: its settings, lists and catalog.
+    /// For a policy: its `settings.enforce`, lists and catalog; the script is
+    /// the call's argument `key`.
     #[must_use]
-    pub fn new(
-        registry: &crate::registry::Registry,
-        lists: Arc<BTreeMap<String, Vec<String>>>,
-        key: &str,
-    ) -> ConfinedShell {
+    pub fn new(policy: &crate::policy::Policy, key: &str) -> ConfinedShell {
         ConfinedShell {
             key: key.to_string(),
             shell: "/bin/sh".into(),
-            enforce: registry.settings().enforce.clone(),
-            lists,
-            home: registry.settings().home.clone(),
-            catalog: registry.catalog().clone(),
+            enforce: policy.settings.enforce.clone(),
+            lists: Arc::clone(&policy.lists),
+            home: policy.settings.home.clone(),
+            catalog: Catalog::with_additions(policy.catalog, &policy.commands),
             program: None,
         }
     }
