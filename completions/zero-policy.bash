@@ -173,7 +173,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__explain)
-            opts="-h --tool --args --call --session --agent --format --confined --connect --help"
+            opts="-h --tool --args --call --session --agent --format --confined --run --connect --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -529,7 +529,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__run)
-            opts="-c -h --agent --session --shell --policy --ticket --cwd-fd --print-envelope --help"
+            opts="-c -h --agent --session --shell --policy --ticket --cwd-fd --findings --print-envelope --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -57,6 +57,7 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l agen
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l format -d 'Output format' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l confined -d 'Decide as `zero-policy run` does: the call will run confined by the kernel (`call.confined` is true for a shell tool)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l run -d 'Also run the call, if it is an allowed shell call, confined and traced, and show its exit status and what the sandbox refused it (implies `--confined`; needs strace)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l connect -d 'Connect to the declared MCP servers first, so calls to their tools can be decided'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand test" -l format -d 'Output format' -r -f -a "human\t'Readable text'
@@ -96,6 +97,7 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l shell -d
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l policy -d 'Policy and manifest files or folders, `:`-separated in one argument or repeated; default `$ZERO_POLICY_PATH`, else `~/.config/zero-policy/`, else the built-in default' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l ticket -d 'A ticket left by `zero-policy hook` for a call the person approved in the agent: a `prompt` is then taken as approved (a deny stays a deny). Used once' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l cwd-fd -d 'Write the folder where the script ended to this open descriptor (the hooks\' rewrite keeps the agent\'s shell there)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l findings -d 'Trace the confined call (with strace) and report what the sandbox refused it: on stderr, and as `blocked` in the decision log line, written when it ends'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l print-envelope -d 'Decide and print the envelope as JSON instead of running the call'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -l man-dir -d 'Write every man page (zero-policy.1, zero-policy-lint.1, …) into this folder' -r -F

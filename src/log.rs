@@ -42,6 +42,10 @@ pub struct Record {
     /// The call's arguments, scrubbed; absent with `log.args: omit`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<serde_json::Value>,
+    /// What the sandbox refused the call as it ran (`run --findings`), each
+    /// `what target (ERROR)`; absent when none was looked for or found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<String>,
 }
 
 impl Record {

@@ -40,6 +40,10 @@ pub struct Args {
     /// (`call.confined` is true for a shell tool).
     #[arg(long)]
     pub confined: bool,
+    /// Also run the call, if it is an allowed shell call, confined and traced, and show
+    /// its exit status and what the sandbox refused it (implies `--confined`; needs strace).
+    #[arg(long)]
+    pub run: bool,
     /// Connect to the declared MCP servers first, so calls to their tools can be decided.
     #[arg(long)]
     pub connect: bool,
@@ -146,7 +150,7 @@ pub fn read_call(args: &Args) -> Result<Call, String> {
     if let Some(agent) = &args.agent {
         call.session.agent = agent.clone();
     }
-    if args.confined {
+    if args.confined || args.run {
         call.confined = true;
     }
     Ok(call)
@@ -182,6 +186,9 @@ pub fn run(args: &Args) -> u8 {
             Format::Human => output::explain_human(registry, &call, &evaluation),
             Format::Json => output::explain_json(registry, &call, &evaluation),
         }
+        if args.run {
+            run_traced(&policy, registry, &call, &evaluation);
+        }
     });
     // The process ends after this one call, as a hook's does: freeing the
     // policy's many small allocations would only cost time (1.3 million
@@ -194,5 +201,60 @@ pub fn run(args: &Args) -> u8 {
     match shown {
         Ok(()) => EXIT_OK,
         Err(code) => code,
+    }
+}
+
+/// `explain --run`: an allowed shell call runs confined and traced; its exit
+/// status and what the sandbox refused it go to stderr (standard output keeps
+/// the explanation and the call's own output).
+fn run_traced(
+    policy: &crate::policy::Policy,
+    registry: &crate::registry::Registry,
+    call: &Call,
+    ev: &crate::Evaluation,
+) {
+    let say = |t: &str| output::stderr(&format!("{t}\n"));
+    let key = crate::hooks::confine::shell_key(registry, &call.tool);
+    let script = key
+        .as_ref()
+        .and_then(|k| call.args.get(k))
+        .and_then(serde_json::Value::as_str);
+    let (Some(script), Some(fx)) = (script, &ev.effects) else {
+        say("run      not run: the tool runs no shell script");
+        return;
+    };
+    if ev.decision != crate::Decision::Allow {
+        say(&format!(
+            "run      not run: the decision is `{}`",
+            ev.decision.as_str()
+        ));
+        return;
+    }
+    let settings = registry.settings();
+    let cx = crate::sandbox::plan::Context {
+        enforce: &settings.enforce,
+        lists: &policy.lists,
+        home: &settings.home,
+        workspace: &call.session.workspace,
+    };
+    let confined = crate::sandbox::plan::envelope(&cx, fx).and_then(|envelope| {
+        crate::sandbox::plan::confined_command(
+            &envelope,
+            "/bin/sh",
+            &["-c".into(), script.to_string()],
+        )
+    });
+    match confined {
+        Err(e) => say(&format!("run      not run: cannot confine the call: {e}")),
+        Ok(confined) => {
+            let (code, blocked) = crate::cli::run::run_traced(&confined);
+            say(&format!("run      exit {code}"));
+            if blocked.is_empty() {
+                say("blocked  nothing");
+            }
+            for b in blocked {
+                say(&format!("blocked  {b}"));
+            }
+        }
     }
 }

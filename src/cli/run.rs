@@ -59,6 +59,10 @@ pub struct Args {
     /// rewrite keeps the agent's shell there).
     #[arg(long, value_name = "FD")]
     pub cwd_fd: Option<u32>,
+    /// Trace the confined call (with strace) and report what the sandbox refused it:
+    /// on stderr, and as `blocked` in the decision log line, written when it ends.
+    #[arg(long)]
+    pub findings: bool,
     /// Decide and print the envelope as JSON instead of running the call.
     #[arg(long)]
     pub print_envelope: bool,
@@ -170,7 +174,9 @@ pub fn run(args: &Args) -> u8 {
             None => ask(&reason, settings.on_prompt),
         };
     }
-    log(&policy, &registry, &call, &ev, decision, started);
+    if !(args.findings && decision == Decision::Allow) {
+        log(&policy, &registry, &call, &ev, decision, started, &[]);
+    }
     match decision {
         Decision::Allow => {}
         Decision::Prompt | Decision::Deny | Decision::Reject => {
@@ -220,7 +226,7 @@ pub fn run(args: &Args) -> u8 {
         Some(fd) => format!("trap 'pwd -P >&{fd} 2>/dev/null' EXIT\n{script}"),
         None => script.clone(),
     };
-    let mut argv: Vec<OsString> = if args.script.is_some() {
+    let argv: Vec<OsString> = if args.script.is_some() {
         vec![shell.into_os_string(), "-c".into(), run_script.into()]
     } else {
         args.program.iter().map(OsString::from).collect()
@@ -240,8 +246,12 @@ pub fn run(args: &Args) -> u8 {
             ),
         );
     }
-    let json = match serde_json::to_string(&envelope) {
-        Ok(j) => j,
+    let words: Vec<String> = argv
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let confined = match sandbox::plan::confined_command(&envelope, &words[0], &words[1..]) {
+        Ok(c) => c,
         Err(e) => {
             return fail(
                 EXIT_CANNOT_CONFINE,
@@ -249,21 +259,46 @@ pub fn run(args: &Args) -> u8 {
             );
         }
     };
-    let exe = match std::env::current_exe() {
-        Ok(p) => p,
-        Err(e) => {
-            return fail(
-                EXIT_CANNOT_CONFINE,
-                &format!("cannot find this program: {e}"),
-            );
-        }
+    if !args.findings {
+        let mut cmd = std::process::Command::new(&confined.program);
+        cmd.args(&confined.args)
+            .env(&confined.env.0, &confined.env.1);
+        std::mem::forget((policy, registry));
+        return wait_for(&mut cmd);
+    }
+    let (code, blocked) = run_traced(&confined);
+    for b in &blocked {
+        crate::output::stderr(&format!("zero-policy: blocked: {b}\n"));
+    }
+    let blocked: Vec<String> = blocked.iter().map(ToString::to_string).collect();
+    log(&policy, &registry, &call, &ev, decision, started, &blocked);
+    code
+}
+
+/// Runs a confined command under `strace` and returns its status and what the
+/// sandbox refused it ([`sandbox::findings`]).
+pub fn run_traced(
+    confined: &sandbox::plan::ConfinedCommand,
+) -> (u8, Vec<sandbox::findings::Blocked>) {
+    let Some(strace) = sandbox::findings::tracer() else {
+        crate::output::stderr(
+            "zero-policy: findings need strace, which is not installed; the call runs untraced\n",
+        );
+        let mut cmd = std::process::Command::new(&confined.program);
+        cmd.args(&confined.args)
+            .env(&confined.env.0, &confined.env.1);
+        return (wait_for(&mut cmd), Vec::new());
     };
-    argv.insert(0, "--".into());
-    argv.insert(0, "__confine".into());
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args(&argv).env(ENVELOPE_VAR, json);
-    std::mem::forget((policy, registry));
-    wait_for(&mut cmd)
+    let out = std::env::temp_dir().join(format!("zero-policy-trace-{}", std::process::id()));
+    let mut cmd = std::process::Command::new(strace);
+    cmd.args(sandbox::findings::tracer_args(&out))
+        .arg(&confined.program)
+        .args(&confined.args)
+        .env(&confined.env.0, &confined.env.1);
+    let code = wait_for(&mut cmd);
+    let trace = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    (code, sandbox::findings::parse(&trace))
 }
 
 /// bash where it is installed (as the agents' shell tools run it), else sh.
@@ -306,6 +341,7 @@ fn log(
     ev: &crate::Evaluation,
     answer: Decision,
     started: Instant,
+    blocked: &[String],
 ) {
     let settings = registry.settings();
     let Ok(Some(path)) =
@@ -330,6 +366,7 @@ fn log(
         policy: crate::log::policy_hash(&policy.files),
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         args: (settings.log_args == crate::model::LogArgs::Scrubbed).then_some(args),
+        blocked: blocked.to_vec(),
     };
     if let Err(e) = crate::log::append(&path, &record.line()) {
         crate::output::stderr(&format!("zero-policy: {e}\n"));

@@ -346,6 +346,7 @@ impl Handler {
                 LogArgs::Scrubbed => Some(scrubbed_args.clone()),
                 LogArgs::Omit => None,
             },
+            blocked: Vec::new(),
         });
     }
 }

@@ -346,6 +346,7 @@ impl Gateway {
             policy: self.snapshot().policy_hash.clone(),
             duration_us: 0,
             args: None,
+            blocked: Vec::new(),
         });
     }
 

@@ -596,6 +596,7 @@ pub fn decide(
         policy: hash,
         duration_us: elapsed_us(started),
         args,
+        blocked: Vec::new(),
     };
     Decided {
         answer,
@@ -670,6 +671,7 @@ pub fn fail(
             policy: policy.into(),
             duration_us: elapsed_us(started),
             args: None,
+            blocked: Vec::new(),
         },
         log_path: log_path.into(),
     }

@@ -18,6 +18,7 @@
 //! and the enforcement side can change apart.
 
 pub mod exec;
+pub mod findings;
 pub mod hidden;
 #[cfg(target_os = "linux")]
 mod linux;

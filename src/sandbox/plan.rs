@@ -196,7 +196,16 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
         WriteScope::Workspace => writes.push(workspace.clone()),
         WriteScope::Predicted => {
             let mut to_workspace = unknown_writes;
-            for w in fx.writes.iter().chain(&fx.deletes) {
+            // Removing or moving a path away is a change of its folder.
+            let deleted = fx.deletes.iter().filter_map(|d| {
+                if crate::effects::paths::is_pattern(d) {
+                    return Some(d.clone());
+                }
+                let f = folder_of(d)?;
+                f.parent().map(|p| p.display().to_string())
+            });
+            let written: Vec<String> = fx.writes.iter().cloned().chain(deleted).collect();
+            for w in &written {
                 match folder_of(w) {
                     // A file to be created is created in its folder: that
                     // folder must exist and not be `/`.
