@@ -16,6 +16,9 @@ _zero__policy() {
             ",$1")
                 cmd="zero__policy"
                 ;;
+            zero__policy,__confine)
+                cmd="zero__policy__subcmd____confine"
+                ;;
             zero__policy,completions)
                 cmd="zero__policy__subcmd__completions"
                 ;;
@@ -51,6 +54,9 @@ _zero__policy() {
                 ;;
             zero__policy,tools)
                 cmd="zero__policy__subcmd__tools"
+                ;;
+            zero__policy__subcmd__help,__confine)
+                cmd="zero__policy__subcmd__help__subcmd____confine"
                 ;;
             zero__policy__subcmd__help,completions)
                 cmd="zero__policy__subcmd__help__subcmd__completions"
@@ -95,8 +101,22 @@ _zero__policy() {
 
     case "${cmd}" in
         zero__policy)
-            opts="-h -V --help --version lint explain test tools schema hook init serve pin import completions help"
+            opts="-h -V --help --version lint explain test tools schema hook init serve pin import completions __confine help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd____confine)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -165,8 +185,22 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__help)
-            opts="lint explain test tools schema hook init serve pin import completions help"
+            opts="lint explain test tools schema hook init serve pin import completions __confine help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd____confine)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
