@@ -199,6 +199,55 @@ fn another_process_root_outside_the_sandbox_is_refused() {
 }
 
 #[test]
+fn processes_outside_cannot_be_read_or_signalled() {
+    let f = fixture();
+    let out = sh(
+        &envelope(&f),
+        &f.ws,
+        "cat /proc/$PPID/environ > /dev/null; echo rc=$?; kill -0 $PPID; echo rc=$?; sleep 0 & wait; kill -0 $$; echo rc=$?",
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "rc=1\nrc=1\nrc=0\n",
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn root_keeps_its_rights_over_files_of_other_owners() {
+    let f = fixture();
+    if !nix_is_root() {
+        // Another user maps only itself; its own files are the ones it may write.
+        let out = sh(&envelope(&f), &f.ws, "echo x > mine.txt && cat mine.txt");
+        assert_eq!(text(&out.stdout), "x\n", "{}", text(&out.stderr));
+        return;
+    }
+    let theirs = f.ws.join("theirs");
+    fs::create_dir(&theirs).expect("mkdir");
+    fs::write(theirs.join("f.txt"), "old\n").expect("write");
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
+    std::os::unix::fs::chown(theirs.join("f.txt"), Some(65534), Some(65534)).expect("chown");
+    let out = sh(
+        &envelope(&f),
+        &f.ws,
+        "echo new > theirs/f.txt && echo x > theirs/g.txt && cat theirs/f.txt && stat -c %u theirs/f.txt",
+    );
+    assert_eq!(text(&out.stdout), "new\n65534\n", "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read_to_string(theirs.join("g.txt")).expect("read"),
+        "x\n"
+    );
+}
+
+fn nix_is_root() -> bool {
+    fs::read_to_string("/proc/self/status")
+        .expect("status")
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+#[test]
 fn hard_links_to_hidden_files_fail() {
     let f = fixture();
     let script = format!(
@@ -288,6 +337,24 @@ fn git_hooks_are_read_only_while_the_workspace_is_writable() {
         fs::read_to_string(f.ws.join("out.txt")).expect("read"),
         "x\n"
     );
+}
+
+#[test]
+fn a_read_only_folder_cannot_be_replaced_by_renaming_the_folder_above_it() {
+    let f = fixture();
+    let script = "mv .git .git2; echo rc=$?; mv .git/hooks .git/h2; echo rc=$?; rmdir .git/hooks; echo rc=$?; ls -a .git";
+    let out = sh(&envelope(&f), &f.ws, script);
+    assert_eq!(
+        text(&out.stdout),
+        "rc=1\nrc=1\nrc=1\n.\n..\nhooks\n",
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(f.ws.join(".git/hooks/pre-commit")).expect("read"),
+        "#!/bin/sh\nexit 0\n"
+    );
+    assert!(!f.ws.join(".git2").exists());
 }
 
 /// The dynamic loader of this machine.

@@ -243,6 +243,11 @@ pub struct Confinement {
     pub landlock_scoped: bool,
     /// A user namespace was entered.
     pub user_namespace: bool,
+    /// Every user and group id is mapped in it (root: its rights over files of every
+    /// owner are kept). `false` for another user, who maps only itself, and for root when
+    /// its map writer could not run: root then reaches other owners' files only as their
+    /// permissions allow anyone.
+    pub all_ids: bool,
     /// A private mount namespace was entered.
     pub mount_namespace: bool,
     /// A network namespace with nothing up was entered (network `none`).
@@ -274,7 +279,11 @@ impl fmt::Display for Confinement {
             parts.push("signal and socket scoping".to_owned());
         }
         if self.user_namespace {
-            parts.push("user namespace".to_owned());
+            parts.push(if self.all_ids {
+                "user namespace".to_owned()
+            } else {
+                "user namespace (own ids only)".to_owned()
+            });
         }
         if self.mount_namespace {
             parts.push("mount namespace".to_owned());
@@ -335,5 +344,82 @@ pub fn confine_current_process(envelope: &Envelope) -> Result<Confinement, Sandb
     {
         let _ = envelope;
         Err(SandboxError::Unsupported)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::expect_used, reason = "tests")]
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn support_says_what_is_available() {
+        let full = Support {
+            landlock_abi: Some(7),
+            user_namespaces: true,
+            mount_namespace: true,
+            seccomp: true,
+        };
+        assert_eq!(full.level(), "full");
+        assert_eq!(
+            full.to_string(),
+            "full: Landlock ABI 7, user namespace, mount namespace, seccomp"
+        );
+        let partial = Support {
+            mount_namespace: false,
+            user_namespaces: false,
+            ..full
+        };
+        assert_eq!(
+            partial.to_string(),
+            "partial: Landlock ABI 7, no mount namespace (deny globs inside allowed trees fail), seccomp"
+        );
+        let none = Support {
+            landlock_abi: None,
+            ..full
+        };
+        assert_eq!(none.level(), "none");
+        assert!(none.to_string().starts_with("none: "), "{none}");
+    }
+
+    #[test]
+    fn confinement_says_what_was_applied() {
+        let c = Confinement {
+            landlock_abi: 7,
+            landlock_full: true,
+            landlock_network: false,
+            landlock_scoped: true,
+            user_namespace: true,
+            all_ids: true,
+            mount_namespace: true,
+            network_namespace: true,
+            hidden: 3,
+            read_only: 1,
+            noexec: 1,
+            process_limit: "cgroup",
+            seccomp: true,
+        };
+        assert_eq!(
+            c.to_string(),
+            "Landlock ABI 7, signal and socket scoping, user namespace, mount namespace, \
+             no network, 3 hidden, 1 read-only, 1 noexec, process limit by cgroup, seccomp"
+        );
+    }
+
+    #[test]
+    fn the_envelope_reads_from_json() {
+        let e: Envelope = serde_json::from_str(
+            r#"{"reads":["/usr"],"writes":[],"exec":[],"deny_reads":["**/.env"],
+                "deny_writes":[],"search":[],"noexec":[],"network":{"ports":[443]},
+                "unix_sockets":false,"limits":{"processes":32,"file_size":null,"cpu_seconds":null}}"#,
+        )
+        .expect("envelope");
+        assert_eq!(e.network, Network::Ports(vec![443]));
+        assert_eq!(e.limits.processes, Some(32));
+        assert_eq!(
+            serde_json::to_value(Network::None).expect("json"),
+            serde_json::json!("none")
+        );
     }
 }

@@ -5,10 +5,12 @@ mod limits;
 mod mounts;
 mod seccomp;
 
+use std::collections::BTreeSet;
 use std::fs;
+use std::path::PathBuf;
 
 use nix::sched::{CloneFlags, unshare};
-use nix::unistd::{Uid, getegid, geteuid};
+use nix::unistd::geteuid;
 
 use super::{Confinement, Envelope, Network, SandboxError, Support, hidden};
 
@@ -35,6 +37,8 @@ pub(super) fn probe() -> Support {
 /// The namespaces entered.
 struct Namespaces {
     user: bool,
+    /// Every id of the current namespace is mapped (root), not only the caller's own.
+    all_ids: bool,
     mount: bool,
     network: bool,
 }
@@ -62,6 +66,9 @@ pub(super) fn confine(envelope: &Envelope) -> Result<Confinement, SandboxError> 
         for folder in &noexec {
             mounts::noexec(folder)?;
         }
+        for folder in pinned(&hidden.writes, &envelope.writes) {
+            mounts::pin(&folder)?;
+        }
         for path in &hidden.writes {
             mounts::read_only(path)?;
         }
@@ -87,6 +94,7 @@ pub(super) fn confine(envelope: &Envelope) -> Result<Confinement, SandboxError> 
         landlock_network: landlock.network,
         landlock_scoped: landlock.scoped,
         user_namespace: ns.user,
+        all_ids: ns.all_ids,
         mount_namespace: ns.mount,
         network_namespace: ns.network,
         hidden: hidden.reads.len(),
@@ -97,11 +105,33 @@ pub(super) fn confine(envelope: &Envelope) -> Result<Confinement, SandboxError> 
     })
 }
 
+/// The folders above each read-only path that lie in a writable tree, outermost first.
+///
+/// A read-only mount holds the path, not the name: renaming a writable folder above it
+/// (`mv .git .git2`) would let the call build a new `.git/hooks` beside the protected one,
+/// outside the mount. A mount point cannot be renamed or removed (EBUSY), so each such
+/// folder is bound onto itself.
+fn pinned(read_only: &[PathBuf], writes: &[PathBuf]) -> Vec<PathBuf> {
+    let writable: Vec<PathBuf> = writes
+        .iter()
+        .filter_map(|w| fs::canonicalize(w).ok())
+        .collect();
+    let mut folders = BTreeSet::new();
+    for path in read_only {
+        for folder in path.ancestors().skip(1) {
+            if writable.iter().any(|w| folder.starts_with(w)) {
+                folders.insert(folder.to_path_buf());
+            }
+        }
+    }
+    // INVARIANT: sorted, so a folder comes before the folders inside it.
+    folders.into_iter().collect()
+}
+
 /// Enters a user and mount namespace (and an empty network namespace for `none`); as
 /// root, a mount namespace alone when user namespaces are refused.
 fn enter_namespaces(no_network: bool, mounts_needed: usize) -> Result<Namespaces, SandboxError> {
-    let uid = nix::unistd::getuid();
-    let gid = nix::unistd::getgid();
+    let maps = IdMaps::prepare();
     let net = if no_network {
         CloneFlags::CLONE_NEWNET
     } else {
@@ -109,9 +139,10 @@ fn enter_namespaces(no_network: bool, mounts_needed: usize) -> Result<Namespaces
     };
     let user_error = match unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | net) {
         Ok(()) => {
-            map_ids(uid, gid.as_raw())?;
+            let all_ids = maps.write()?;
             return Ok(Namespaces {
                 user: true,
+                all_ids,
                 mount: true,
                 network: no_network,
             });
@@ -122,6 +153,7 @@ fn enter_namespaces(no_network: bool, mounts_needed: usize) -> Result<Namespaces
         if unshare(CloneFlags::CLONE_NEWNS | net).is_ok() {
             return Ok(Namespaces {
                 user: false,
+                all_ids: true,
                 mount: true,
                 network: no_network,
             });
@@ -129,6 +161,7 @@ fn enter_namespaces(no_network: bool, mounts_needed: usize) -> Result<Namespaces
         if no_network && unshare(CloneFlags::CLONE_NEWNS).is_ok() {
             return Ok(Namespaces {
                 user: false,
+                all_ids: true,
                 mount: true,
                 network: false,
             });
@@ -144,27 +177,117 @@ fn enter_namespaces(no_network: bool, mounts_needed: usize) -> Result<Namespaces
     // relies on Landlock's TCP rights and the seccomp filter).
     Ok(Namespaces {
         user: false,
+        all_ids: true,
         mount: false,
         network: false,
     })
 }
 
-/// Maps the user and group to themselves in the new user namespace.
-fn map_ids(uid: Uid, gid: u32) -> Result<(), SandboxError> {
-    let fail = |what: &str, e: std::io::Error| SandboxError::Namespace {
-        count: 0,
-        reason: format!("cannot write {what}: {e}"),
-    };
-    match fs::write("/proc/self/setgroups", "deny") {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(fail("/proc/self/setgroups", e)),
+/// The identity maps of the new user namespace.
+///
+/// An unprivileged process may map only its own user and group, and writes that map
+/// itself. Root should keep its rights over files of every owner, so it maps every id
+/// valid in the current namespace; but the kernel lets only a process *outside* the new
+/// namespace write such a map. So before `unshare`, root starts a small writer
+/// (`/bin/sh`, waiting on a pipe) that writes the maps once told to; without it (no
+/// `/bin/sh`, or it fails) root maps itself alone, and then reaches files of other
+/// owners only as their permissions allow anyone.
+struct IdMaps {
+    own_uid: String,
+    own_gid: String,
+    writer: Option<std::process::Child>,
+}
+
+/// The writer's script: `$1` the pid, `$2` and `$3` the uid and gid maps.
+const WRITER: &str =
+    r#"read go && printf '%s' "$2" > /proc/$1/uid_map && printf '%s' "$3" > /proc/$1/gid_map"#;
+
+impl IdMaps {
+    /// Made before `unshare`, while /proc/self shows the current namespace's maps.
+    fn prepare() -> IdMaps {
+        let uid = nix::unistd::getuid();
+        let gid = nix::unistd::getgid();
+        let own_uid = format!("{uid} {uid} 1\n");
+        let own_gid = format!("{gid} {gid} 1\n");
+        let writer = if uid.is_root() && gid.as_raw() == 0 {
+            match (
+                identity("/proc/self/uid_map"),
+                identity("/proc/self/gid_map"),
+            ) {
+                (Some(uids), Some(gids)) => std::process::Command::new("/bin/sh")
+                    .args(["-c", WRITER, "sh"])
+                    .arg(std::process::id().to_string())
+                    .args([uids, gids])
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .ok(),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        IdMaps {
+            own_uid,
+            own_gid,
+            writer,
+        }
     }
-    fs::write("/proc/self/uid_map", format!("{uid} {uid} 1\n"))
-        .map_err(|e| fail("/proc/self/uid_map", e))?;
-    fs::write("/proc/self/gid_map", format!("{gid} {gid} 1\n"))
-        .map_err(|e| fail("/proc/self/gid_map", e))?;
-    // The effective group is unchanged; checked so a half-made mapping is not missed.
-    debug_assert_eq!(getegid().as_raw(), gid);
-    Ok(())
+
+    /// Writes the maps of the new user namespace (entered since [`IdMaps::prepare`]).
+    /// Returns whether every id is mapped (root with its writer).
+    fn write(mut self) -> Result<bool, SandboxError> {
+        let fail = |what: &str, e: std::io::Error| SandboxError::Namespace {
+            count: 0,
+            reason: format!("cannot write {what}: {e}"),
+        };
+        match fs::write("/proc/self/setgroups", "deny") {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(fail("/proc/self/setgroups", e)),
+        }
+        if let Some(mut writer) = self.writer.take() {
+            let told = writer
+                .stdin
+                .take()
+                .is_some_and(|mut stdin| std::io::Write::write_all(&mut stdin, b"go\n").is_ok());
+            let written = writer.wait().is_ok_and(|status| status.success());
+            if told && written {
+                return Ok(true);
+            }
+        }
+        fs::write("/proc/self/uid_map", &self.own_uid)
+            .map_err(|e| fail("/proc/self/uid_map", e))?;
+        fs::write("/proc/self/gid_map", &self.own_gid)
+            .map_err(|e| fail("/proc/self/gid_map", e))?;
+        Ok(false)
+    }
+}
+
+impl Drop for IdMaps {
+    /// A writer never told to write (the user namespace was refused) sees its input end,
+    /// writes nothing, and is reaped here, not left to the program about to run.
+    fn drop(&mut self) {
+        if let Some(mut writer) = self.writer.take() {
+            drop(writer.stdin.take());
+            let _ = writer.wait();
+        }
+    }
+}
+
+/// Each range of an id map (`inside outside count`) as an identity range of the same ids.
+fn identity(file: &str) -> Option<String> {
+    let text = fs::read_to_string(file).ok()?;
+    let lines: Vec<String> = text
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            let inside = parts.next()?;
+            let _outside = parts.next()?;
+            let count = parts.next()?;
+            Some(format!("{inside} {inside} {count}\n"))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.concat())
 }

@@ -59,6 +59,23 @@ pub(super) fn hide(path: &Path) -> Result<(), SandboxError> {
     }
 }
 
+/// Binds a folder onto itself (with the mounts below it), so it cannot be renamed or
+/// removed: it is a mount point now.
+pub(super) fn pin(path: &Path) -> Result<(), SandboxError> {
+    mount(
+        Some(path),
+        path,
+        NONE,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        NONE,
+    )
+    .map_err(|e| SandboxError::Mount {
+        what: "pin the folder above a read-only path",
+        path: path.to_owned(),
+        reason: e.desc().to_owned(),
+    })
+}
+
 /// Makes `path` and every mount below it read-only.
 pub(super) fn read_only(path: &Path) -> Result<(), SandboxError> {
     bind_and_remount(path, MsFlags::MS_RDONLY, "make read-only")
