@@ -224,3 +224,26 @@ fn bad_input_is_refused_before_anything_runs() {
     let out = h.run(&["--session", "colour=blue", "-c", "true"], "");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_protected_file_the_call_creates_is_removed_and_reported() {
+    let h = Home::new("create-protected");
+    let script = "sh -c \"$(printf 'mkdir -p .claude && echo {\\\"hooks\\\":1} > .claude/settings.json && echo > .mcp.json && echo ok > fine.txt')\"";
+    let out = h.run(&["-c", script], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let ws = h.ws();
+    assert!(!ws.join(".claude/settings.json").exists());
+    assert!(!ws.join(".mcp.json").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("fine.txt")).unwrap(),
+        "ok\n"
+    );
+    let stderr = text(&out.stderr);
+    for p in [".claude/settings.json", ".mcp.json"] {
+        let line = format!(
+            "zero-policy: blocked: create {} (protected; removed)",
+            ws.join(p).display()
+        );
+        assert!(stderr.contains(&line), "{stderr}");
+    }
+}

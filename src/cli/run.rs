@@ -259,20 +259,33 @@ pub fn run(args: &Args) -> u8 {
             );
         }
     };
+    // Protected places the call could create (they are missing now) are
+    // removed again if it does.
+    let missing = sandbox::protect::missing(&envelope);
     if !args.findings {
         let mut cmd = std::process::Command::new(&confined.program);
         cmd.args(&confined.args)
             .env(&confined.env.0, &confined.env.1);
         std::mem::forget((policy, registry));
-        return wait_for(&mut cmd);
+        let code = wait_for(&mut cmd);
+        for p in missing.undo() {
+            crate::output::stderr(&format!("zero-policy: blocked: {}\n", created(&p)));
+        }
+        return code;
     }
     let (code, blocked) = run_traced(&confined);
+    let mut blocked: Vec<String> = blocked.iter().map(ToString::to_string).collect();
+    blocked.extend(missing.undo().iter().map(|p| created(p)));
     for b in &blocked {
         crate::output::stderr(&format!("zero-policy: blocked: {b}\n"));
     }
-    let blocked: Vec<String> = blocked.iter().map(ToString::to_string).collect();
     log(&policy, &registry, &call, &ev, decision, started, &blocked);
     code
+}
+
+/// A finding for a protected place the call created, which was removed.
+fn created(path: &std::path::Path) -> String {
+    format!("create {} (protected; removed)", path.display())
 }
 
 /// Runs a confined command under `strace` and returns its status and what the

@@ -23,6 +23,7 @@ pub mod hidden;
 #[cfg(target_os = "linux")]
 mod linux;
 pub mod plan;
+pub mod protect;
 pub mod seatbelt;
 
 use std::fmt;
