@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::call::{Call, Session};
 use crate::cli::Source;
-use crate::model::{Decision, OnPrompt, Unconfined};
+use crate::model::{Decision, Unconfined};
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::sandbox;
@@ -171,7 +171,7 @@ pub fn run(args: &Args) -> u8 {
                     Decision::Prompt
                 }
             },
-            None => ask(&reason, settings.on_prompt),
+            None => ask(&reason),
         };
     }
     if !(args.findings && decision == Decision::Allow) {
@@ -323,8 +323,10 @@ fn default_shell() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
-/// `prompt`: asks on the terminal where there is one; else `on_prompt`.
-fn ask(reason: &str, on_prompt: OnPrompt) -> Decision {
+/// `prompt`: asks on the terminal where there is one. Without one nobody can
+/// answer (`on_prompt: ask` has no one to ask either): it stays a prompt,
+/// which `run` does not run.
+fn ask(reason: &str) -> Decision {
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -333,7 +335,6 @@ fn ask(reason: &str, on_prompt: OnPrompt) -> Decision {
         tty,
         std::io::stdin().is_terminal() || std::io::stderr().is_terminal(),
     ) else {
-        let _ = on_prompt;
         return Decision::Prompt;
     };
     let _ = write!(tty, "zero-policy: {reason}\nRun it? [y/N] ");
