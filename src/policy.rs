@@ -138,7 +138,6 @@ impl Default for Enforce {
                 "/opt/**",
                 "/proc/**",
                 "/sys/**",
-                "/dev/**",
                 "/tmp/**",
                 "/var/tmp/**",
                 "{workspace}/**",

@@ -354,7 +354,9 @@ struct Lifted {
 
 fn lifted(e: &Enforce, fx: &Effects) -> Lifted {
     let mut out = Lifted::default();
-    if !fx.exact || fx.commands.is_empty() {
+    // A program that runs code (`git -c alias.x='!cat …'`) could hand what is
+    // lifted for it to anything.
+    if !fx.exact || fx.commands.is_empty() || fx.runs_code {
         return out;
     }
     let file_free = |c: &crate::effects::Command| {

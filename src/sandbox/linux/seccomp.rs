@@ -140,6 +140,19 @@ pub(super) fn program(envelope: &Envelope) -> Result<BpfProgram, SandboxError> {
         rules.insert(call, Vec::new());
     }
     rules.insert(libc::SYS_socket, socket_rules(envelope)?);
+    // Typing into the terminal the call shares with its caller would run
+    // commands outside the sandbox once it ends (TIOCSTI), as would the
+    // console's paste (TIOCLINUX).
+    let mut ioctl = Vec::new();
+    for cmd in [libc::TIOCSTI, libc::TIOCLINUX] {
+        #[allow(
+            clippy::useless_conversion,
+            reason = "the request's type is u64 on 64-bit targets, u32 elsewhere"
+        )]
+        let cmd = u64::from(cmd);
+        ioctl.push(rule(vec![arg(1, SeccompCmpOp::Eq, cmd)?])?);
+    }
+    rules.insert(libc::SYS_ioctl, ioctl);
     let mut clone = Vec::new();
     for flag in NAMESPACE_FLAGS {
         clone.push(rule(vec![arg(
