@@ -247,3 +247,37 @@ fn a_protected_file_the_call_creates_is_removed_and_reported() {
         assert!(stderr.contains(&line), "{stderr}");
     }
 }
+
+#[test]
+fn a_descriptor_the_call_inherits_is_closed_unless_kept() {
+    let h = Home::new("fds");
+    let outside = h.0.join("outside.txt");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let policy = format!(
+        "{}:{}",
+        repo.join("policies").display(),
+        repo.join("manifests").display()
+    );
+    // A shell opens a file outside the envelope on descriptor 7 and 9, then
+    // runs the call, which writes to both; only the kept one (9) is open.
+    let line = format!(
+        "{BIN} run --policy '{policy}' --cwd-fd 9 -c 'echo leaked >&7; echo kept >&9' 7>>'{o}' 9>>'{o}'",
+        o = outside.display()
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&line)
+        .current_dir(h.ws())
+        .env("HOME", &h.0)
+        .env_remove("ZERO_POLICY_PATH")
+        .output()
+        .unwrap();
+    assert!(
+        text(&out.stderr).contains("Bad file descriptor"),
+        "{}",
+        text(&out.stderr)
+    );
+    let written = std::fs::read_to_string(&outside).unwrap();
+    assert!(!written.contains("leaked"), "{written}");
+    assert!(written.contains("kept"), "{written}");
+}

@@ -43,6 +43,7 @@ pub fn run(args: &Args) -> u8 {
     if let Err(e) = sandbox::confine_current_process(&envelope) {
         return refuse(&e.to_string());
     }
+    close_inherited();
     let error = std::process::Command::new(program)
         .args(rest)
         .env_remove(ENVELOPE_VAR)
@@ -66,4 +67,31 @@ fn read_envelope() -> Result<Envelope, String> {
 fn refuse(reason: &str) -> u8 {
     output::stderr(&format!("zero-policy: cannot confine the call: {reason}\n"));
     EXIT_CANNOT_CONFINE
+}
+
+/// The variable that names descriptors, besides the standard streams, that
+/// the confined program keeps (`run --cwd-fd`).
+pub const KEEP_FDS_VAR: &str = "ZERO_POLICY_KEEP_FDS";
+
+/// Closes every descriptor the call inherited but the standard streams and
+/// those `ZERO_POLICY_KEEP_FDS` names: a file opened outside the sandbox
+/// would be written through it, envelope or not.
+fn close_inherited() {
+    let keep: Vec<i32> = std::env::var(KEEP_FDS_VAR)
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|f| f.trim().parse().ok())
+        .collect();
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .filter(|fd| *fd > 2 && !keep.contains(fd))
+        .collect();
+    for fd in fds {
+        // The directory's own descriptor is gone by now; closing it again fails harmlessly.
+        let _ = nix::unistd::close(fd);
+    }
 }

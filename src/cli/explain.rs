@@ -247,7 +247,7 @@ fn run_traced(
     match confined {
         Err(e) => say(&format!("run      not run: cannot confine the call: {e}")),
         Ok(confined) => {
-            let (code, blocked) = crate::cli::run::run_traced(&confined);
+            let (code, blocked) = crate::cli::run::run_traced(&confined, "");
             say(&format!("run      exit {code}"));
             if blocked.is_empty() {
                 say("blocked  nothing");

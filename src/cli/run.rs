@@ -262,10 +262,12 @@ pub fn run(args: &Args) -> u8 {
     // Protected places the call could create (they are missing now) are
     // removed again if it does.
     let missing = sandbox::protect::missing(&envelope);
+    let keep = args.cwd_fd.map(|fd| fd.to_string()).unwrap_or_default();
     if !args.findings {
         let mut cmd = std::process::Command::new(&confined.program);
         cmd.args(&confined.args)
-            .env(&confined.env.0, &confined.env.1);
+            .env(&confined.env.0, &confined.env.1)
+            .env(crate::cli::confine::KEEP_FDS_VAR, &keep);
         std::mem::forget((policy, registry));
         let code = wait_for(&mut cmd);
         for p in missing.undo() {
@@ -273,7 +275,7 @@ pub fn run(args: &Args) -> u8 {
         }
         return code;
     }
-    let (code, blocked) = run_traced(&confined);
+    let (code, blocked) = run_traced(&confined, &keep);
     let mut blocked: Vec<String> = blocked.iter().map(ToString::to_string).collect();
     blocked.extend(missing.undo().iter().map(|p| created(p)));
     for b in &blocked {
@@ -292,6 +294,7 @@ fn created(path: &std::path::Path) -> String {
 /// sandbox refused it ([`sandbox::findings`]).
 pub fn run_traced(
     confined: &sandbox::plan::ConfinedCommand,
+    keep_fds: &str,
 ) -> (u8, Vec<sandbox::findings::Blocked>) {
     let Some(strace) = sandbox::findings::tracer() else {
         crate::output::stderr(
@@ -307,7 +310,8 @@ pub fn run_traced(
     cmd.args(sandbox::findings::tracer_args(&out))
         .arg(&confined.program)
         .args(&confined.args)
-        .env(&confined.env.0, &confined.env.1);
+        .env(&confined.env.0, &confined.env.1)
+        .env(crate::cli::confine::KEEP_FDS_VAR, keep_fds);
     let code = wait_for(&mut cmd);
     let trace = std::fs::read_to_string(&out).unwrap_or_default();
     let _ = std::fs::remove_file(&out);
