@@ -228,6 +228,19 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
         }
     }
 
+    // What a program's lift lets it write (`**/.git/**` for git) is granted
+    // where it exists in the workspace.
+    for g in &lifted.writes {
+        let tail = g
+            .strip_prefix("**/")
+            .map(|t| t.strip_suffix("/**").unwrap_or(t));
+        if let Some(tail) = tail.filter(|t| !crate::effects::paths::is_pattern(t)) {
+            let p = workspace.join(tail);
+            if p.exists() {
+                writes.push(p);
+            }
+        }
+    }
     let exec = grants(&e.exec, "exec")?;
     let deny = |entries: &[String], lift: &[String]| -> Result<Vec<String>, PlanError> {
         Ok(expand(entries)?
