@@ -595,6 +595,33 @@ fn the_program_sees_no_envelope_and_its_exit_status_passes_through() {
     assert_eq!(out.status.code(), Some(7));
     let out = confined(&envelope(&f), &f.ws, &["no-such-program-here"]);
     assert_eq!(out.status.code(), Some(127));
+    // Asked for, what was applied is said on stderr; the program does not see the ask.
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args([
+            "__confine",
+            "--",
+            "sh",
+            "-c",
+            "echo \"[$ZERO_POLICY_CONFINE_REPORT]\"",
+        ])
+        .current_dir(&f.ws)
+        .env(
+            "ZERO_POLICY_ENVELOPE",
+            serde_json::to_string(&envelope(&f)).expect("json"),
+        )
+        .env("ZERO_POLICY_CONFINE_REPORT", "1")
+        .output()
+        .expect("run");
+    assert_eq!(text(&out.stdout), "[]\n");
+    let report = text(&out.stderr);
+    assert!(
+        report.starts_with("zero-policy: confined: Landlock ABI "),
+        "{report}"
+    );
+    assert!(
+        report.contains("mount namespace, no network, 3 hidden, 1 read-only, 1 noexec, seccomp"),
+        "{report}"
+    );
 }
 
 #[test]
