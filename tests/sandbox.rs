@@ -593,8 +593,10 @@ fn the_program_sees_no_envelope_and_its_exit_status_passes_through() {
     );
     assert_eq!(text(&out.stdout), "[]\n");
     assert_eq!(out.status.code(), Some(7));
-    let out = confined(&envelope(&f), &f.ws, &["no-such-program-here"]);
+    // (A path, not a name: a PATH search that meets an unreadable folder says 126.)
+    let out = confined(&envelope(&f), &f.ws, &["/no/such/program"]);
     assert_eq!(out.status.code(), Some(127));
+    assert!(text(&out.stderr).contains("cannot run `/no/such/program`"));
     // Asked for, what was applied is said on stderr; the program does not see the ask.
     let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
         .args([
