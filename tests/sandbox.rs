@@ -263,6 +263,15 @@ fn hard_links_to_hidden_files_fail() {
 }
 
 #[test]
+fn a_hard_link_made_before_the_call_is_hidden_too() {
+    let f = fixture();
+    fs::hard_link(f.home.join(".aws/credentials"), f.ws.join("src/creds.txt")).expect("link");
+    let out = sh(&envelope(&f), &f.ws, "cat src/creds.txt; echo rc=$?");
+    assert_no_secret(&out);
+    assert_eq!(text(&out.stdout), "rc=0\n", "{}", text(&out.stderr));
+}
+
+#[test]
 fn a_working_folder_inside_a_hidden_folder_sees_it_empty() {
     let f = fixture();
     let out = sh(
