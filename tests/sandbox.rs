@@ -263,6 +263,15 @@ fn hard_links_to_hidden_files_fail() {
 }
 
 #[test]
+fn a_hard_link_made_before_the_call_is_hidden_too() {
+    let f = fixture();
+    fs::hard_link(f.home.join(".aws/credentials"), f.ws.join("src/creds.txt")).expect("link");
+    let out = sh(&envelope(&f), &f.ws, "cat src/creds.txt; echo rc=$?");
+    assert_no_secret(&out);
+    assert_eq!(text(&out.stdout), "rc=0\n", "{}", text(&out.stderr));
+}
+
+#[test]
 fn a_working_folder_inside_a_hidden_folder_sees_it_empty() {
     let f = fixture();
     let out = sh(
@@ -593,8 +602,37 @@ fn the_program_sees_no_envelope_and_its_exit_status_passes_through() {
     );
     assert_eq!(text(&out.stdout), "[]\n");
     assert_eq!(out.status.code(), Some(7));
-    let out = confined(&envelope(&f), &f.ws, &["no-such-program-here"]);
+    // (A path, not a name: a PATH search that meets an unreadable folder says 126.)
+    let out = confined(&envelope(&f), &f.ws, &["/no/such/program"]);
     assert_eq!(out.status.code(), Some(127));
+    assert!(text(&out.stderr).contains("cannot run `/no/such/program`"));
+    // Asked for, what was applied is said on stderr; the program does not see the ask.
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args([
+            "__confine",
+            "--",
+            "sh",
+            "-c",
+            "echo \"[$ZERO_POLICY_CONFINE_REPORT]\"",
+        ])
+        .current_dir(&f.ws)
+        .env(
+            "ZERO_POLICY_ENVELOPE",
+            serde_json::to_string(&envelope(&f)).expect("json"),
+        )
+        .env("ZERO_POLICY_CONFINE_REPORT", "1")
+        .output()
+        .expect("run");
+    assert_eq!(text(&out.stdout), "[]\n");
+    let report = text(&out.stderr);
+    assert!(
+        report.starts_with("zero-policy: confined: Landlock ABI "),
+        "{report}"
+    );
+    assert!(
+        report.contains("mount namespace, no network, 3 hidden, 1 read-only, 1 noexec, seccomp"),
+        "{report}"
+    );
 }
 
 #[test]

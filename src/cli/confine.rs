@@ -3,7 +3,8 @@
 //!
 //! It starts no thread (the kernel refuses a user namespace to a threaded process), reads
 //! the envelope, confines itself ([`crate::sandbox::confine_current_process`]) and execs
-//! the program with the variable removed. Whatever fails before the exec, the program
+//! the program with the variable removed (with `ZERO_POLICY_CONFINE_REPORT` set, it first
+//! says on stderr what it applied). Whatever fails before the exec, the program
 //! does not run: exit 125 with `zero-policy: cannot confine the call: REASON`.
 
 use std::ffi::OsString;
@@ -14,6 +15,9 @@ use crate::sandbox::{self, Envelope};
 
 /// The environment variable that carries the envelope, as JSON.
 pub const ENVELOPE_VAR: &str = crate::sandbox::plan::ENVELOPE_VAR;
+
+/// When set (to anything), what was applied is said on stderr before the exec.
+pub const REPORT_VAR: &str = "ZERO_POLICY_CONFINE_REPORT";
 
 /// Exit code: the call could not be confined, and did not run.
 pub const EXIT_CANNOT_CONFINE: u8 = 125;
@@ -40,13 +44,19 @@ pub fn run(args: &Args) -> u8 {
         Ok(e) => e,
         Err(reason) => return refuse(&reason),
     };
-    if let Err(e) = sandbox::confine_current_process(&envelope) {
-        return refuse(&e.to_string());
+    match sandbox::confine_current_process(&envelope) {
+        Ok(confinement) => {
+            if std::env::var_os(REPORT_VAR).is_some() {
+                output::stderr(&format!("zero-policy: confined: {confinement}\n"));
+            }
+        }
+        Err(e) => return refuse(&e.to_string()),
     }
     close_inherited();
     let error = std::process::Command::new(program)
         .args(rest)
         .env_remove(ENVELOPE_VAR)
+        .env_remove(REPORT_VAR)
         .exec();
     output::stderr(&format!(
         "zero-policy: cannot run `{}`: {error}\n",

@@ -16,10 +16,13 @@
 //! whole folder is covered (and what is created in it later). A folder that matches is
 //! not descended into: its mount covers everything below.
 //!
+//! A matched file that has other names (hard links) has them found too, in the `search`
+//! folders: a mount covers one name, and a hard link is another name for the same file.
+//!
 //! The walks are bounded ([`Bounds`]): crossing a bound is an error, never a silent
 //! pass, because an unvisited match would be an unprotected one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -118,6 +121,7 @@ pub fn resolve_within(envelope: &Envelope, bounds: Bounds) -> Result<Hidden, San
     for walk in &walks {
         walk.run(bounds, &mut budget, &mut found)?;
     }
+    found.add_hard_links(&envelope.search, bounds, &mut budget)?;
     Ok(found.finish())
 }
 
@@ -285,6 +289,65 @@ impl Found {
         Ok(())
     }
 
+    /// Adds the other names, in the search folders, of every matched file (or file in a
+    /// matched folder) that has more than one: a mount covers a name, and a hard link is
+    /// another name for the same file. The search folders are walked again only when some
+    /// such file has other names (its link count says so).
+    fn add_hard_links(
+        &mut self,
+        search: &[PathBuf],
+        bounds: Bounds,
+        budget: &mut usize,
+    ) -> Result<(), SandboxError> {
+        let reads = linked_within(&self.reads, bounds, budget)?;
+        let writes = linked_within(&self.writes, bounds, budget)?;
+        if reads.is_empty() && writes.is_empty() {
+            return Ok(());
+        }
+        for root in search {
+            let mut stack = vec![(root.clone(), 0usize)];
+            while let Some((folder, depth)) = stack.pop() {
+                let Ok(entries) = fs::read_dir(&folder) else {
+                    continue;
+                };
+                for entry in entries.flatten() {
+                    if *budget == 0 {
+                        return Err(SandboxError::WalkBound {
+                            root: root.clone(),
+                            what: format!(
+                                "passed {} entries looking for hard links",
+                                bounds.entries
+                            ),
+                        });
+                    }
+                    *budget -= 1;
+                    let path = entry.path();
+                    let Ok(file_type) = entry.file_type() else {
+                        continue;
+                    };
+                    if file_type.is_dir() {
+                        if !heavy(&path) && depth < bounds.depth {
+                            stack.push((path, depth + 1));
+                        }
+                        continue;
+                    }
+                    if !file_type.is_file() {
+                        continue;
+                    }
+                    let Some(id) = entry.metadata().ok().and_then(|m| linked_id(&m)) else {
+                        continue;
+                    };
+                    if reads.contains(&id) {
+                        self.add(Kind::Read, &path)?;
+                    } else if writes.contains(&id) {
+                        self.add(Kind::Write, &path)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Drops paths inside another of their kind, and read-only paths inside hidden ones.
     fn finish(self) -> Hidden {
         let reads = outermost(self.reads.into_iter().collect(), &[]);
@@ -399,6 +462,58 @@ impl Walk {
         }
         Ok(())
     }
+}
+
+/// The identities of the files with more than one name at or below `paths` (a matched
+/// folder covers the files in it; links are not followed).
+fn linked_within(
+    paths: &BTreeSet<PathBuf>,
+    bounds: Bounds,
+    budget: &mut usize,
+) -> Result<HashSet<(u64, u64)>, SandboxError> {
+    let mut ids = HashSet::new();
+    for path in paths {
+        let mut stack = vec![(path.clone(), 0usize)];
+        while let Some((current, depth)) = stack.pop() {
+            let Ok(meta) = fs::symlink_metadata(&current) else {
+                continue;
+            };
+            if meta.is_file() {
+                ids.extend(linked_id(&meta));
+                continue;
+            }
+            if !meta.is_dir() || depth > bounds.depth {
+                continue;
+            }
+            let Ok(entries) = fs::read_dir(&current) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if *budget == 0 {
+                    return Err(SandboxError::WalkBound {
+                        root: path.clone(),
+                        what: format!("passed {} entries looking for hard links", bounds.entries),
+                    });
+                }
+                *budget -= 1;
+                stack.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// The identity (device, inode) of a file that has more than one name.
+#[cfg(unix)]
+fn linked_id(meta: &fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    (meta.nlink() > 1).then(|| (meta.dev(), meta.ino()))
+}
+
+/// Hard links are not looked for where files have no inode numbers to compare.
+#[cfg(not(unix))]
+fn linked_id(_meta: &fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 /// Whether a `**` walk skips this folder's contents.
@@ -551,6 +666,41 @@ mod tests {
         assert_eq!(
             resolve(&envelope).expect("resolve").reads,
             vec![real(&dir, "home/.netrc")]
+        );
+    }
+
+    #[test]
+    fn hard_links_to_a_match_in_the_search_folders_are_covered_too() {
+        let dir = tree();
+        let root = dir.path();
+        fs::hard_link(root.join("home/.ssh/id_rsa"), root.join("ws/src/key.txt")).expect("link");
+        fs::hard_link(
+            root.join("ws/.git/hooks/pre-commit"),
+            root.join("ws/sub/hook"),
+        )
+        .expect("link");
+        fs::hard_link(root.join("home/.aws/credentials"), root.join("ws/creds")).expect("link");
+        let envelope = Envelope {
+            deny_reads: vec![glob(&dir, "home/.ssh/id_rsa"), glob(&dir, "home/.aws/**")],
+            deny_writes: vec![glob(&dir, "ws/.git/hooks/pre-commit")],
+            search: vec![root.join("ws")],
+            ..Envelope::default()
+        };
+        let hidden = resolve(&envelope).expect("resolve");
+        assert_eq!(
+            hidden,
+            Hidden {
+                reads: vec![
+                    real(&dir, "home/.aws"),
+                    real(&dir, "home/.ssh/id_rsa"),
+                    real(&dir, "ws/creds"),
+                    real(&dir, "ws/src/key.txt"),
+                ],
+                writes: vec![
+                    real(&dir, "ws/.git/hooks/pre-commit"),
+                    real(&dir, "ws/sub/hook")
+                ],
+            }
         );
     }
 

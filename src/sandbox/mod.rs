@@ -63,6 +63,31 @@ pub struct Envelope {
     pub limits: Limits,
 }
 
+impl Envelope {
+    /// Checks that every path is absolute: a relative one would be read from whatever
+    /// folder the confining process happens to be in.
+    ///
+    /// # Errors
+    /// The first path that is not absolute.
+    pub fn check(&self) -> Result<(), SandboxError> {
+        for (field, paths) in [
+            ("reads", &self.reads),
+            ("writes", &self.writes),
+            ("exec", &self.exec),
+            ("search", &self.search),
+            ("noexec", &self.noexec),
+        ] {
+            if let Some(path) = paths.iter().find(|p| !p.is_absolute()) {
+                return Err(SandboxError::RelativePath {
+                    field,
+                    path: path.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Which connections a confined call may open.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -97,6 +122,14 @@ pub enum SandboxError {
     /// The kernel cannot confine: no Landlock, or it is disabled.
     #[error("the kernel cannot confine the call: {0}")]
     Unavailable(String),
+    /// A path of the envelope is not absolute.
+    #[error("`{path}` in the envelope's `{field}` is not an absolute path")]
+    RelativePath {
+        /// The envelope field.
+        field: &'static str,
+        /// The path.
+        path: PathBuf,
+    },
     /// A deny glob is malformed or not anchored.
     #[error("deny glob `{glob}`: {reason}")]
     Glob {
@@ -417,6 +450,15 @@ mod tests {
         )
         .expect("envelope");
         assert_eq!(e.network, Network::Ports(vec![443]));
+        assert!(e.check().is_ok());
+        let relative = Envelope {
+            writes: vec![PathBuf::from("/ok"), PathBuf::from("src")],
+            ..e
+        };
+        assert_eq!(
+            relative.check().map_err(|e| e.to_string()),
+            Err("`src` in the envelope's `writes` is not an absolute path".to_owned())
+        );
         assert_eq!(e.limits.processes, Some(32));
         assert_eq!(
             serde_json::to_value(Network::None).expect("json"),

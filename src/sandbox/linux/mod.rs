@@ -44,6 +44,7 @@ struct Namespaces {
 }
 
 pub(super) fn confine(envelope: &Envelope) -> Result<Confinement, SandboxError> {
+    envelope.check()?;
     if landlock_rules::kernel_abi().is_none() {
         return Err(SandboxError::Unavailable(
             "Landlock is missing (a kernel older than 5.13, or not enabled at boot)".to_owned(),
