@@ -542,6 +542,11 @@ pub struct RawLog {
     /// How a call's arguments are logged; default `scrubbed`.
     #[schemars(with = "Option<LogArgs>")]
     pub args: Option<Spanned<LogArgs>>,
+    /// Whether each line carries `seq` and `prev` (the SHA-256 of the line
+    /// before it), so that `zero-policy log verify` finds a removed,
+    /// reordered or edited line; default `false`.
+    #[schemars(with = "Option<bool>")]
+    pub chain: Option<Spanned<bool>>,
 }
 
 /// How the decision log records a call's arguments.

@@ -678,3 +678,42 @@ pub fn connect_progress() -> impl Fn(crate::mcp::register::Progress) + Send + Sy
         }
     }
 }
+
+/// `log verify` as text: one line saying whether the chain is whole, and
+/// where it first breaks.
+#[must_use]
+pub fn log_verify_text(file: &str, report: &crate::log::chain::Report) -> String {
+    let file = crate::escape::escape_keep_lines(file);
+    let before = match report.before_chain {
+        0 => String::new(),
+        1 => "; line 1 precedes the chain and is not protected".into(),
+        n => format!("; lines 1..{n} precede the chain and are not protected"),
+    };
+    match &report.problem {
+        None => format!(
+            "{file}: intact, {} line{} chained{before}\n",
+            report.chained,
+            if report.chained == 1 { "" } else { "s" }
+        ),
+        Some(p) => format!(
+            "{file}:{}: {}: {}\n{} line{} chained before it{before}\n",
+            p.line,
+            p.kind.as_str(),
+            p.message,
+            report.chained,
+            if report.chained == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// `log verify` as one JSON object.
+pub fn log_verify_json(file: &str, report: &crate::log::chain::Report) {
+    json_line(&json!({
+        "file": file,
+        "intact": report.intact(),
+        "lines": report.lines,
+        "before_chain": report.before_chain,
+        "chained": report.chained,
+        "problem": report.problem,
+    }));
+}

@@ -67,6 +67,8 @@ pub struct Settings {
     pub log_path: String,
     /// How the decision log records arguments.
     pub log_args: LogArgs,
+    /// Whether decision log lines are hash-chained (`settings.log.chain`).
+    pub log_chain: bool,
     /// The decision floor for an MCP tool whose definition is not the pinned one.
     pub pinning: Permission,
 }
@@ -103,6 +105,7 @@ impl Default for Settings {
             unknown_tool: Permission::Prompt,
             log_path: DEFAULT_LOG_PATH.into(),
             log_args: LogArgs::Scrubbed,
+            log_chain: false,
             pinning: Permission::Prompt,
         }
     }

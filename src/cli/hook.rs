@@ -129,7 +129,7 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
 fn write_log(decided: &mut Decided) {
     let result =
         log::resolve_path(&decided.log_path, log::home().as_deref()).and_then(|path| match path {
-            Some(p) => log::append(&p, &decided.record.line()),
+            Some(p) => log::append_record(&p, &decided.record, decided.log_chain.into()),
             None => Ok(()),
         });
     if let Err(e) = result {
@@ -153,7 +153,7 @@ pub fn guarded(agent: Agent, started: Instant, f: impl FnOnce() -> Decided) -> D
             hooks::fail(
                 agent,
                 &Scrubber::builtin(),
-                DEFAULT_LOG_PATH,
+                (DEFAULT_LOG_PATH, None),
                 "",
                 None,
                 &format!("internal error (a bug in zero-policy, please report it): {detail}"),

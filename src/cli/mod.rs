@@ -6,6 +6,7 @@ pub mod hook;
 pub mod import;
 pub mod init;
 pub mod lint;
+pub mod log;
 pub mod pin;
 pub mod schema;
 pub mod serve;
@@ -170,6 +171,8 @@ pub enum Command {
     /// column).
     #[command(verbatim_doc_comment)]
     Import(import::Args),
+    /// Check a hash-chained decision log (`log verify FILE`).
+    Log(log::Args),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.
     ///
     /// Install, for example:

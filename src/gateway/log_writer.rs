@@ -8,7 +8,7 @@ use crate::log::{self, Record};
 
 enum Message {
     Line(Box<Record>),
-    Path(String),
+    Path(String, bool),
     Flush(tokio::sync::oneshot::Sender<()>),
 }
 
@@ -18,27 +18,30 @@ pub(crate) struct LogWriter {
 }
 
 impl LogWriter {
-    /// Starts the writer for `settings.log.path` (`""` turns the log off).
-    pub(crate) fn start(path: String) -> LogWriter {
+    /// Starts the writer for `settings.log.path` (`""` turns the log off)
+    /// and `settings.log.chain`.
+    pub(crate) fn start(path: String, chain: bool) -> LogWriter {
         let (tx, rx) = mpsc::channel::<Message>();
         let spawned =
             std::thread::Builder::new()
                 .name("zero-policy-log".into())
                 .spawn(move || {
-                    let mut path = path;
+                    let (mut path, mut chain) = (path, chain);
                     while let Ok(m) = rx.recv() {
                         match m {
                             Message::Line(record) => {
                                 let result = log::resolve_path(&path, log::home().as_deref())
                                     .and_then(|p| match p {
-                                        Some(p) => log::append(&p, &record.line()),
+                                        Some(p) => {
+                                            log::append_record(&p, &record, Some(chain).into())
+                                        }
                                         None => Ok(()),
                                     });
                                 if let Err(e) = result {
                                     crate::output::stderr(&format!("zero-policy serve: {e}\n"));
                                 }
                             }
-                            Message::Path(p) => path = p,
+                            Message::Path(p, c) => (path, chain) = (p, c),
                             Message::Flush(done) => {
                                 let _ = done.send(());
                             }
@@ -60,9 +63,9 @@ impl LogWriter {
         }
     }
 
-    /// Later lines go to `path`.
-    pub(crate) fn set_path(&self, path: String) {
-        let _ = self.tx.send(Message::Path(path));
+    /// Later lines go to `path`, chained or not.
+    pub(crate) fn set_path(&self, path: String, chain: bool) {
+        let _ = self.tx.send(Message::Path(path, chain));
     }
 
     /// Waits until every queued line is written.

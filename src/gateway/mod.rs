@@ -200,7 +200,10 @@ impl Gateway {
             &BTreeMap::new(),
             &source.places(),
         )?;
-        let log = log_writer::LogWriter::start(policy.settings.log_path.clone());
+        let log = log_writer::LogWriter::start(
+            policy.settings.log_path.clone(),
+            policy.settings.log_chain,
+        );
         Ok(Arc::new(Gateway {
             source,
             policy: Mutex::new(Arc::new(policy)),
@@ -249,7 +252,8 @@ impl Gateway {
         let status = lock_or_recover(&self.status).clone();
         let snapshot =
             build_snapshot(&policy, lock.clone(), &live, &status, &self.source.places())?;
-        self.log.set_path(policy.settings.log_path.clone());
+        self.log
+            .set_path(policy.settings.log_path.clone(), policy.settings.log_chain);
         *lock_or_recover(&self.policy) = Arc::new(policy);
         *lock_or_recover(&self.lock) = lock;
         self.install(snapshot).await;
@@ -345,7 +349,7 @@ impl Gateway {
             matched: Vec::new(),
             policy: self.snapshot().policy_hash.clone(),
             duration_us: 0,
-            args: None,
+            ..log::Record::default()
         });
     }
 

@@ -443,6 +443,9 @@ pub struct Decided {
     pub record: Record,
     /// `settings.log.path` as written (the default when no policy loaded).
     pub log_path: String,
+    /// `settings.log.chain`; `None` when no policy loaded, and then the line
+    /// is chained if the file's last line is ([`crate::log::Chain::Follow`]).
+    pub log_chain: Option<bool>,
 }
 
 /// Decides one event: the whole hook, without its input and output.
@@ -465,7 +468,7 @@ pub fn decide(
             return fail(
                 agent,
                 &Scrubber::builtin(),
-                DEFAULT_LOG_PATH,
+                (DEFAULT_LOG_PATH, None),
                 "",
                 parsed.ok(),
                 &why,
@@ -482,7 +485,7 @@ pub fn decide(
             return fail(
                 agent,
                 registry.scrubber(),
-                &settings.log_path,
+                (&settings.log_path, Some(settings.log_chain)),
                 &hash,
                 None,
                 &why,
@@ -517,14 +520,17 @@ pub fn decide(
         answer: verdict.as_str().into(),
         reason: text,
         matched,
+        rules: crate::log::RuleAt::of(&ev.matched),
         policy: hash,
         duration_us: elapsed_us(started),
         args,
+        ..Record::default()
     };
     Decided {
         answer,
         record,
         log_path: settings.log_path.clone(),
+        log_chain: Some(settings.log_chain),
     }
 }
 
@@ -533,7 +539,7 @@ pub fn decide(
 pub fn fail(
     agent: Agent,
     scrubber: &Scrubber,
-    log_path: &str,
+    (log_path, log_chain): (&str, Option<bool>),
     policy: &str,
     parsed: Option<Parsed>,
     why: &str,
@@ -563,9 +569,10 @@ pub fn fail(
             matched: Vec::new(),
             policy: policy.into(),
             duration_us: elapsed_us(started),
-            args: None,
+            ..Record::default()
         },
         log_path: log_path.into(),
+        log_chain,
     }
 }
 

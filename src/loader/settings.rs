@@ -142,6 +142,11 @@ impl Builder {
             {
                 self.settings.log_args = v.value;
             }
+            if let Some(v) = &log.chain
+                && self.setting("log.chain", file, v)
+            {
+                self.settings.log_chain = v.value;
+            }
         }
         if let Some(hooks) = &raw.hooks
             && let Some(v) = &hooks.unknown_tool
