@@ -36,6 +36,8 @@ complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "init" -d 'I
 complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "serve" -d 'Serve MCP over stdio (or `--listen ADDR`) in front of the manifests\' MCP servers.'
 complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "pin" -d 'Pin each upstream MCP tool\'s definition into `zero-policy.lock` (exit 2 if a server failed)'
 complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "import" -d 'Turn Claude Code or Gemini CLI permission rules into a policy with tests.'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "bundle" -d 'Build, sign and verify signed policy bundles (docs/fleet.md)'
+complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "log" -d 'Check a hash-chained decision log (`log verify FILE`)'
 complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.'
 complete -c zero-policy -n "__fish_zero_policy_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand lint" -l format -d 'Output format' -r -f -a "human\t'miette reports with labels on the exact span, and a summary line'
@@ -67,6 +69,8 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand tools" -l connec
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand schema" -l format -d 'Output format (the schema is always JSON)' -r -f -a "json\t'JSON'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -l bundle -d 'Take the policy from this signed bundle (its signature is `FILE.minisig`) instead; needs `--key`. A bundle that does not verify is refused and the last good one kept; with none, every call is blocked' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -l key -d 'The minisign public key the bundle must be signed with: a `.pub` file, or the key itself (`RW…`)' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l user -d 'Install in the user\'s settings, under the home folder'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l project -d 'Install in this project\'s settings, under the current folder (the default)'
@@ -75,6 +79,8 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -s h -l he
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l listen -d 'Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio. A non-loopback address needs `--token-env`' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l token-env -d 'With `--listen`: the environment variable holding the bearer token every request must send (`Authorization: Bearer TOKEN`; else 401)' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l allow-origin -d 'With `--listen`: a browser origin allowed besides loopback ones (`https://app.example.com`); repeatable. Other origins get 403' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l bundle -d 'Take the policy from this signed bundle (its signature is `FILE.minisig`) instead of files; needs `--key`. It is checked again when it changes: a bundle that does not verify is refused and the one in force kept. With no good bundle, the gateway does not start' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l key -d 'The minisign public key the bundle must be signed with: a `.pub` file, or the key itself (`RW…`)' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand pin" -l format -d 'Output format' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
@@ -84,18 +90,50 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -l manif
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -l format -d 'Output format of the report' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -s h -l help -d 'Print help'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "build" -d 'Pack the YAML files of folders and files into one bundle (same input, same bytes)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "sign" -d 'Sign a bundle with a minisign secret key, writing `FILE.minisig`'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from build" -s o -l output -d 'The bundle file to write' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from build" -l version -d 'The bundle\'s version; default `sha256:` and a hash of its files' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from build" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from sign" -l key -d 'The minisign secret key file' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from sign" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from verify" -l key -d 'The minisign public key: a `.pub` file, or the key itself (`RW…`)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from verify" -l format -d 'Output format' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "build" -d 'Pack the YAML files of folders and files into one bundle (same input, same bytes)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "sign" -d 'Sign a bundle with a minisign secret key, writing `FILE.minisig`'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -s h -l help -d 'Print help'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from verify" -l format -d 'Output format' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -l man-dir -d 'Write every man page (zero-policy.1, zero-policy-lint.1, …) into this folder' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -l man -d 'Print the main man page (roff) instead'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "lint" -d 'Load every file, run every check, print diagnostics (exit 1 on errors)'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "explain" -d 'Show how one call is decided, step by step'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "test" -d 'Run every `tests:` case and every rule example (ends with `N passed, M failed`)'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "tools" -d 'List the registry: every tool with its source, scope, side effect and permission'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "schema" -d 'Print the JSON Schema of the document format'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "hook" -d 'Answer one agent hook event on stdin, in the agent\'s protocol (exit per agent).'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "init" -d 'Install the hook in an agent\'s settings file (exit 2 if that file is not JSON).'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "serve" -d 'Serve MCP over stdio (or `--listen ADDR`) in front of the manifests\' MCP servers.'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "pin" -d 'Pin each upstream MCP tool\'s definition into `zero-policy.lock` (exit 2 if a server failed)'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "import" -d 'Turn Claude Code or Gemini CLI permission rules into a policy with tests.'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "lint" -d 'Load every file, run every check, print diagnostics (exit 1 on errors)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "explain" -d 'Show how one call is decided, step by step'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "test" -d 'Run every `tests:` case and every rule example (ends with `N passed, M failed`)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "tools" -d 'List the registry: every tool with its source, scope, side effect and permission'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "schema" -d 'Print the JSON Schema of the document format'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "hook" -d 'Answer one agent hook event on stdin, in the agent\'s protocol (exit per agent).'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "init" -d 'Install the hook in an agent\'s settings file (exit 2 if that file is not JSON).'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "serve" -d 'Serve MCP over stdio (or `--listen ADDR`) in front of the manifests\' MCP servers.'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "pin" -d 'Pin each upstream MCP tool\'s definition into `zero-policy.lock` (exit 2 if a server failed)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "import" -d 'Turn Claude Code or Gemini CLI permission rules into a policy with tests.'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "bundle" -d 'Build, sign and verify signed policy bundles (docs/fleet.md)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "log" -d 'Check a hash-chained decision log (`log verify FILE`)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __fish_seen_subcommand_from lint explain test tools schema hook init serve pin import bundle log completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "build" -d 'Pack the YAML files of folders and files into one bundle (same input, same bytes)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "sign" -d 'Sign a bundle with a minisign secret key, writing `FILE.minisig`'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from log" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'

@@ -717,3 +717,37 @@ pub fn log_verify_json(file: &str, report: &crate::log::chain::Report) {
         "problem": report.problem,
     }));
 }
+
+/// `bundle verify` as text.
+#[must_use]
+pub fn bundle_verify_text(file: &str, result: &Result<crate::bundle::Bundle, String>) -> String {
+    let file = crate::escape::escape_keep_lines(file);
+    match result {
+        Ok(b) => format!(
+            "{file}: good, version {}, {} file{}\n{}",
+            b.version(),
+            b.files.len(),
+            if b.files.len() == 1 { "" } else { "s" },
+            b.manifest
+                .files
+                .iter()
+                .map(|f| format!("  {}  {}\n", f.sha256, f.path))
+                .collect::<String>()
+        ),
+        Err(why) => format!("{file}: refused: {why}\n"),
+    }
+}
+
+/// `bundle verify` as one JSON object.
+pub fn bundle_verify_json(file: &str, result: &Result<crate::bundle::Bundle, String>) {
+    json_line(&match result {
+        Ok(b) => json!({
+            "file": file,
+            "good": true,
+            "version": b.version(),
+            "sha256": b.digest,
+            "files": b.manifest.files,
+        }),
+        Err(why) => json!({"file": file, "good": false, "error": why}),
+    });
+}

@@ -38,6 +38,42 @@ pub struct Args {
     /// else `~/.config/zero-policy/`, else the built-in default.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Take the policy from this signed bundle (its signature is
+    /// `FILE.minisig`) instead; needs `--key`. A bundle that does not verify
+    /// is refused and the last good one kept; with none, every call is
+    /// blocked.
+    #[arg(long, value_name = "FILE", env = "ZERO_POLICY_BUNDLE")]
+    pub bundle: Option<PathBuf>,
+    /// The minisign public key the bundle must be signed with: a `.pub`
+    /// file, or the key itself (`RW…`).
+    #[arg(long, value_name = "PUBKEY", env = "ZERO_POLICY_BUNDLE_KEY")]
+    pub key: Option<String>,
+}
+
+/// The bundle to take the policy from, if `--bundle` (or its variable) is
+/// given: verified, or the last good one, with a note; an error blocks.
+fn bundle_source(args: &Args) -> Option<Result<(Source, crate::bundle::source::Resolved), String>> {
+    let location = args.bundle.clone().filter(|b| !b.as_os_str().is_empty())?;
+    Some((|| {
+        if !args.paths.is_empty() {
+            return Err("both `--bundle` and policy paths are given; give one".to_string());
+        }
+        let Some(key) = args.key.clone().filter(|k| !k.trim().is_empty()) else {
+            return Err(format!(
+                "the bundle `{}` has no key to verify it with; give `--key` or ZERO_POLICY_BUNDLE_KEY",
+                location.display()
+            ));
+        };
+        let src = crate::bundle::source::BundleSource { location, key };
+        let resolved = src.resolve(crate::bundle::source::cache_root().as_deref())?;
+        Ok((
+            Source::Bundle {
+                bundle: Box::new(resolved.bundle.clone()),
+                places: src.places(),
+            },
+            resolved,
+        ))
+    })())
 }
 
 /// Where the hook reads its policy: the paths given, else `$ZERO_POLICY_PATH`,
@@ -108,12 +144,19 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
     } else {
         hooks::read_event(stdin.lock())
     };
-    let source = source(
-        &args.paths,
-        std::env::var_os("ZERO_POLICY_PATH"),
-        log::home(),
-    );
-    match load(&source, args.agent.as_str()) {
+    let (source, bundle) = match bundle_source(args) {
+        None => (
+            source(
+                &args.paths,
+                std::env::var_os("ZERO_POLICY_PATH"),
+                log::home(),
+            ),
+            None,
+        ),
+        Some(Ok((source, resolved))) => (source, Some(resolved)),
+        Some(Err(why)) => return hooks::decide(args.agent, input, Err(why), started),
+    };
+    let mut decided = match load(&source, args.agent.as_str()) {
         Ok((policy, registry)) => {
             let decided = hooks::decide(args.agent, input, Ok((&policy, &registry)), started);
             // The process ends after this one call: freeing the policy's many
@@ -122,7 +165,18 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
             decided
         }
         Err(why) => hooks::decide(args.agent, input, Err(why), started),
+    };
+    if let Some(resolved) = bundle {
+        decided.record.bundle = Some(resolved.bundle.version().to_string());
+        if let Some(note) = resolved.note {
+            decided
+                .answer
+                .stderr
+                .push_str(&format!("zero-policy: {note}\n"));
+            decided.record.note = Some(note);
+        }
     }
+    decided
 }
 
 /// Appends the record; a failure is added to the answer's stderr, and the decision stands.

@@ -342,6 +342,7 @@ impl Handler {
             matched,
             rules,
             policy: policy_hash.to_string(),
+            bundle: self.gateway.bundle(),
             duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             args: match registry.settings().log_args {
                 LogArgs::Scrubbed => Some(scrubbed_args.clone()),
