@@ -547,6 +547,22 @@ pub struct RawLog {
     /// reordered or edited line; default `false`.
     #[schemars(with = "Option<bool>")]
     pub chain: Option<Spanned<bool>>,
+    /// Also send each decision to a syslog receiver (RFC 5424 over TCP).
+    pub syslog: Option<RawSyslog>,
+}
+
+/// A syslog receiver for decision records.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSyslog {
+    /// `HOST:PORT` of a receiver speaking RFC 5424 over TCP with
+    /// octet-counting framing (RFC 6587), such as rsyslog's `imtcp`.
+    #[schemars(with = "String")]
+    pub address: Spanned<String>,
+    /// Records held while the receiver is slow or down; past this, new
+    /// records are dropped and counted. Default 1024.
+    #[schemars(with = "Option<usize>")]
+    pub queue: Option<Spanned<usize>>,
 }
 
 /// How the decision log records a call's arguments.

@@ -69,6 +69,8 @@ pub struct Settings {
     pub log_args: LogArgs,
     /// Whether decision log lines are hash-chained (`settings.log.chain`).
     pub log_chain: bool,
+    /// Where decision records also go over syslog (`settings.log.syslog`).
+    pub log_syslog: Option<crate::log::syslog::Target>,
     /// The decision floor for an MCP tool whose definition is not the pinned one.
     pub pinning: Permission,
 }
@@ -106,6 +108,7 @@ impl Default for Settings {
             log_path: DEFAULT_LOG_PATH.into(),
             log_args: LogArgs::Scrubbed,
             log_chain: false,
+            log_syslog: None,
             pinning: Permission::Prompt,
         }
     }

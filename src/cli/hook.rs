@@ -236,7 +236,32 @@ pub fn run(args: &Args) -> u8 {
     }
     output::stdout(&decided.answer.stdout);
     output::stderr(&decided.answer.stderr);
+    if let Some(target) = &decided.syslog {
+        send_syslog(target, &decided.record);
+    }
     decided.answer.code
+}
+
+/// How long a hook waits, after answering, for its record to reach syslog.
+const SYSLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Sends the record to syslog after the answer is out, waiting at most
+/// [`SYSLOG_WAIT`]; a record that did not leave is said on stderr (it is in
+/// the local log).
+fn send_syslog(target: &log::syslog::Target, record: &log::Record) {
+    match log::syslog::Syslog::start(target) {
+        Ok(s) => {
+            s.send(record);
+            if s.flush(SYSLOG_WAIT) > 0 {
+                output::stderr(&format!(
+                    "zero-policy: the decision did not reach syslog `{}` within {} ms; it is in the local log only\n",
+                    target.address,
+                    SYSLOG_WAIT.as_millis()
+                ));
+            }
+        }
+        Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
+    }
 }
 
 #[cfg(test)]

@@ -242,6 +242,7 @@ impl Gateway {
         let log = log_writer::LogWriter::start(
             policy.settings.log_path.clone(),
             policy.settings.log_chain,
+            policy.settings.log_syslog.clone(),
         );
         Ok(Arc::new(Gateway {
             source,
@@ -292,8 +293,11 @@ impl Gateway {
         let status = lock_or_recover(&self.status).clone();
         let snapshot =
             build_snapshot(&policy, lock.clone(), &live, &status, &self.source.places())?;
-        self.log
-            .set_path(policy.settings.log_path.clone(), policy.settings.log_chain);
+        self.log.set_path(
+            policy.settings.log_path.clone(),
+            policy.settings.log_chain,
+            policy.settings.log_syslog.clone(),
+        );
         *lock_or_recover(&self.policy) = Arc::new(policy);
         *lock_or_recover(&self.lock) = lock;
         self.install(snapshot).await;

@@ -446,6 +446,8 @@ pub struct Decided {
     /// `settings.log.chain`; `None` when no policy loaded, and then the line
     /// is chained if the file's last line is ([`crate::log::Chain::Follow`]).
     pub log_chain: Option<bool>,
+    /// `settings.log.syslog`, when the policy loaded and sets it.
+    pub syslog: Option<crate::log::syslog::Target>,
 }
 
 /// Decides one event: the whole hook, without its input and output.
@@ -531,6 +533,7 @@ pub fn decide(
         record,
         log_path: settings.log_path.clone(),
         log_chain: Some(settings.log_chain),
+        syslog: settings.log_syslog.clone(),
     }
 }
 
@@ -573,6 +576,7 @@ pub fn fail(
         },
         log_path: log_path.into(),
         log_chain,
+        syslog: None,
     }
 }
 

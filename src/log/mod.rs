@@ -10,6 +10,7 @@
 //! SHA-256 of the line before it ([`chain`]), written under an exclusive lock.
 
 pub mod chain;
+pub mod syslog;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
