@@ -549,6 +549,22 @@ pub struct RawLog {
     pub chain: Option<Spanned<bool>>,
     /// Also send each decision to a syslog receiver (RFC 5424 over TCP).
     pub syslog: Option<RawSyslog>,
+    /// Also send each decision as an OpenTelemetry log (OTLP/HTTP, JSON).
+    pub otlp: Option<RawOtlp>,
+}
+
+/// An OTLP/HTTP logs endpoint for decision records.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawOtlp {
+    /// The logs endpoint, `http://HOST:PORT/v1/logs` (plain HTTP: a local
+    /// collector).
+    #[schemars(with = "String")]
+    pub endpoint: Spanned<String>,
+    /// Records held while the collector is slow or down; past this, new
+    /// records are dropped and counted. Default 1024.
+    #[schemars(with = "Option<usize>")]
+    pub queue: Option<Spanned<usize>>,
 }
 
 /// A syslog receiver for decision records.

@@ -71,6 +71,8 @@ pub struct Settings {
     pub log_chain: bool,
     /// Where decision records also go over syslog (`settings.log.syslog`).
     pub log_syslog: Option<crate::log::syslog::Target>,
+    /// Where decision records also go as OTLP logs (`settings.log.otlp`).
+    pub log_otlp: Option<crate::log::otlp::Target>,
     /// The decision floor for an MCP tool whose definition is not the pinned one.
     pub pinning: Permission,
 }
@@ -109,6 +111,7 @@ impl Default for Settings {
             log_args: LogArgs::Scrubbed,
             log_chain: false,
             log_syslog: None,
+            log_otlp: None,
             pinning: Permission::Prompt,
         }
     }

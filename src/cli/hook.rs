@@ -236,31 +236,47 @@ pub fn run(args: &Args) -> u8 {
     }
     output::stdout(&decided.answer.stdout);
     output::stderr(&decided.answer.stderr);
-    if let Some(target) = &decided.syslog {
-        send_syslog(target, &decided.record);
-    }
+    send_remote(&decided);
     decided.answer.code
 }
 
-/// How long a hook waits, after answering, for its record to reach syslog.
-const SYSLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+/// How long a hook waits, after answering, for its record to leave.
+const REMOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 
-/// Sends the record to syslog after the answer is out, waiting at most
-/// [`SYSLOG_WAIT`]; a record that did not leave is said on stderr (it is in
-/// the local log).
-fn send_syslog(target: &log::syslog::Target, record: &log::Record) {
-    match log::syslog::Syslog::start(target) {
-        Ok(s) => {
-            s.send(record);
-            if s.flush(SYSLOG_WAIT) > 0 {
-                output::stderr(&format!(
-                    "zero-policy: the decision did not reach syslog `{}` within {} ms; it is in the local log only\n",
-                    target.address,
-                    SYSLOG_WAIT.as_millis()
-                ));
-            }
+/// Sends the record to syslog and OTLP after the answer is out, waiting at
+/// most [`REMOTE_WAIT`] for both together; a record that did not leave is said
+/// on stderr (it is in the local log).
+fn send_remote(decided: &Decided) {
+    let late = |what: &str, to: &str| {
+        output::stderr(&format!(
+            "zero-policy: the decision did not reach {what} `{to}` within {} ms; it is in the local log only\n",
+            REMOTE_WAIT.as_millis()
+        ));
+    };
+    let syslog = decided.syslog.as_ref().map(log::syslog::Syslog::start);
+    let otlp = decided.otlp.as_ref().map(log::otlp::Otlp::start);
+    let deadline = Instant::now() + REMOTE_WAIT;
+    if let Some(s) = &syslog {
+        match s {
+            Ok(s) => s.send(&decided.record),
+            Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
         }
-        Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
+    }
+    if let Some(o) = &otlp {
+        match o {
+            Ok(o) => o.send(&decided.record),
+            Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
+        }
+    }
+    if let Some(Ok(s)) = &syslog
+        && s.flush(deadline.saturating_duration_since(Instant::now())) > 0
+    {
+        late("syslog", s.address());
+    }
+    if let Some(Ok(o)) = &otlp
+        && o.flush(deadline.saturating_duration_since(Instant::now())) > 0
+    {
+        late("the OTLP endpoint", o.endpoint());
     }
 }
 

@@ -242,7 +242,10 @@ impl Gateway {
         let log = log_writer::LogWriter::start(
             policy.settings.log_path.clone(),
             policy.settings.log_chain,
-            policy.settings.log_syslog.clone(),
+            (
+                policy.settings.log_syslog.clone(),
+                policy.settings.log_otlp.clone(),
+            ),
         );
         Ok(Arc::new(Gateway {
             source,
@@ -296,7 +299,10 @@ impl Gateway {
         self.log.set_path(
             policy.settings.log_path.clone(),
             policy.settings.log_chain,
-            policy.settings.log_syslog.clone(),
+            (
+                policy.settings.log_syslog.clone(),
+                policy.settings.log_otlp.clone(),
+            ),
         );
         *lock_or_recover(&self.policy) = Arc::new(policy);
         *lock_or_recover(&self.lock) = lock;

@@ -448,6 +448,8 @@ pub struct Decided {
     pub log_chain: Option<bool>,
     /// `settings.log.syslog`, when the policy loaded and sets it.
     pub syslog: Option<crate::log::syslog::Target>,
+    /// `settings.log.otlp`, likewise.
+    pub otlp: Option<crate::log::otlp::Target>,
 }
 
 /// Decides one event: the whole hook, without its input and output.
@@ -534,6 +536,7 @@ pub fn decide(
         log_path: settings.log_path.clone(),
         log_chain: Some(settings.log_chain),
         syslog: settings.log_syslog.clone(),
+        otlp: settings.log_otlp.clone(),
     }
 }
 
@@ -577,6 +580,7 @@ pub fn fail(
         log_path: log_path.into(),
         log_chain,
         syslog: None,
+        otlp: None,
     }
 }
 

@@ -181,6 +181,37 @@ impl Builder {
                 }
             }
         }
+        if let Some(log) = &raw.log
+            && let Some(otlp) = &log.otlp
+            && self.setting("log.otlp", file, &otlp.endpoint)
+        {
+            let url = otlp.endpoint.value.trim();
+            let queue = otlp
+                .queue
+                .as_ref()
+                .map_or(crate::log::syslog::DEFAULT_QUEUE, |q| q.value);
+            match crate::log::otlp::endpoint(url) {
+                Err(e) => self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("`log.otlp.endpoint` {e}"),
+                    )
+                    .at(origin(file, &otlp.endpoint).location())
+                    .help("give the collector's logs endpoint, such as `http://127.0.0.1:4318/v1/logs`"),
+                ),
+                Ok(_) if queue == 0 => self.diags.push(
+                    Diagnostic::new(Code::InvalidValue, "`log.otlp.queue` is 0".to_string())
+                        .at(origin(file, &otlp.endpoint).location())
+                        .help("give the number of records held while the collector is down, such as 1024"),
+                ),
+                Ok(_) => {
+                    self.settings.log_otlp = Some(crate::log::otlp::Target {
+                        endpoint: url.to_string(),
+                        queue,
+                    });
+                }
+            }
+        }
         if let Some(hooks) = &raw.hooks
             && let Some(v) = &hooks.unknown_tool
             && self.setting("hooks.unknown_tool", file, v)

@@ -10,6 +10,8 @@
 //! SHA-256 of the line before it ([`chain`]), written under an exclusive lock.
 
 pub mod chain;
+pub mod otlp;
+pub mod ship;
 pub mod syslog;
 
 use std::io::Write;

@@ -1,13 +1,11 @@
 //! Decision records sent to syslog: RFC 5424 messages over TCP with
 //! octet-counting framing (RFC 6587), from a bounded in-memory queue.
 //!
-//! A decision never waits on the network: [`Syslog::send`] puts the message
-//! in a queue of [`Target::queue`] records and returns; a sender thread
-//! connects, writes, and on a failure reconnects with a growing pause while
-//! keeping the message it could not write. A full queue drops the new record
-//! and counts it ([`Syslog::dropped`]). A hook process, which ends after one
-//! call, waits a bounded time after answering for its record to leave
-//! ([`Syslog::flush`]).
+//! A decision never waits on the network: records go through the bounded
+//! queue of [`super::ship`]; its sender thread connects, writes, and on a
+//! failure reconnects with a growing pause, keeping the records it could not
+//! write. A hook process, which ends after one call, waits a bounded time
+//! after answering for its record to leave ([`Syslog::flush`]).
 //!
 //! Each message: `<PRI>1 TIME HOST zero-policy PID decision [SD] JSON`, with
 //! facility 13 (log audit), severity warning for `deny`, `reject` and
@@ -18,20 +16,16 @@
 
 use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::Record;
+use super::ship::Shipper;
 
 /// Records held while the receiver is slow or down, unless set.
 pub const DEFAULT_QUEUE: usize = 1024;
 
-/// How long a connection attempt may take.
+/// How long a connection attempt, or a write, may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The longest pause between reconnection attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// Where records go (`settings.log.syslog`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,22 +36,11 @@ pub struct Target {
     pub queue: usize,
 }
 
-/// The sending side: a bounded queue and the thread that empties it.
+/// The sending side: a bounded queue ([`Shipper`]) and one connection.
 #[derive(Debug)]
 pub struct Syslog {
-    tx: mpsc::SyncSender<String>,
-    counters: Arc<Counters>,
+    shipper: Shipper,
     address: String,
-}
-
-#[derive(Debug, Default)]
-struct Counters {
-    /// Queued and not yet written.
-    pending: AtomicU64,
-    /// Dropped because the queue was full.
-    dropped: AtomicU64,
-    /// Written to a connection.
-    sent: AtomicU64,
 }
 
 impl Syslog {
@@ -66,88 +49,62 @@ impl Syslog {
     /// # Errors
     /// The thread cannot start.
     pub fn start(target: &Target) -> Result<Syslog, String> {
-        let (tx, rx) = mpsc::sync_channel::<String>(target.queue);
-        let counters = Arc::new(Counters::default());
-        let thread_counters = Arc::clone(&counters);
         let address = target.address.clone();
-        std::thread::Builder::new()
-            .name("zero-policy-syslog".into())
-            .spawn(move || run(&address, &rx, &thread_counters))
-            .map_err(|e| format!("cannot start the syslog sender: {e}"))?;
+        let mut stream: Option<TcpStream> = None;
+        let shipper = Shipper::start("syslog", target.queue, move |batch| {
+            if stream.is_none() {
+                stream = connect(&address);
+            }
+            let Some(s) = stream.as_mut() else {
+                return false;
+            };
+            let bytes: String = batch.concat();
+            if s.write_all(bytes.as_bytes())
+                .and_then(|()| s.flush())
+                .is_ok()
+            {
+                true
+            } else {
+                // Part of the batch may have arrived: it is sent again whole
+                // on a new connection (at least once, never lost).
+                stream = None;
+                false
+            }
+        })?;
         Ok(Syslog {
-            tx,
-            counters,
+            shipper,
             address: target.address.clone(),
         })
     }
 
     /// Queues one record; never waits. A full queue drops it and counts it.
     pub fn send(&self, record: &Record) {
-        let message = frame(&message(record));
-        self.counters.pending.fetch_add(1, Ordering::SeqCst);
-        if self.tx.try_send(message).is_err() {
-            self.counters.pending.fetch_sub(1, Ordering::SeqCst);
-            self.counters.dropped.fetch_add(1, Ordering::SeqCst);
-        }
+        self.shipper.send(frame(&message(record)));
     }
 
     /// Records dropped so far because the queue was full.
     #[must_use]
     pub fn dropped(&self) -> u64 {
-        self.counters.dropped.load(Ordering::SeqCst)
+        self.shipper.dropped()
     }
 
     /// Records written so far.
     #[must_use]
     pub fn sent(&self) -> u64 {
-        self.counters.sent.load(Ordering::SeqCst)
+        self.shipper.sent()
     }
 
     /// Waits until every queued record is written, or `timeout` passes;
     /// returns how many are still waiting.
     #[must_use]
     pub fn flush(&self, timeout: Duration) -> u64 {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let pending = self.counters.pending.load(Ordering::SeqCst);
-            if pending == 0 || Instant::now() >= deadline {
-                return pending;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        self.shipper.flush(timeout)
     }
 
     /// The receiver's address.
     #[must_use]
     pub fn address(&self) -> &str {
         &self.address
-    }
-}
-
-/// The sender thread: one message at a time, kept until written.
-fn run(address: &str, rx: &mpsc::Receiver<String>, counters: &Counters) {
-    let mut stream: Option<TcpStream> = None;
-    let mut backoff = Duration::from_millis(50);
-    while let Ok(message) = rx.recv() {
-        loop {
-            if stream.is_none() {
-                stream = connect(address);
-            }
-            if let Some(s) = stream.as_mut() {
-                if s.write_all(message.as_bytes())
-                    .and_then(|()| s.flush())
-                    .is_ok()
-                {
-                    counters.sent.fetch_add(1, Ordering::SeqCst);
-                    counters.pending.fetch_sub(1, Ordering::SeqCst);
-                    backoff = Duration::from_millis(50);
-                    break;
-                }
-                stream = None;
-            }
-            std::thread::sleep(backoff);
-            backoff = (backoff * 2).min(MAX_BACKOFF);
-        }
     }
 }
 
@@ -237,6 +194,7 @@ mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
 
     use std::io::Read;
+    use std::time::Instant;
 
     use super::*;
     use crate::log::RuleAt;
@@ -285,8 +243,8 @@ mod tests {
             s.send(&record());
         }
         assert!(started.elapsed() < Duration::from_secs(1));
-        // The sender holds one, the queue four: at least 95 dropped.
-        assert!(s.dropped() >= 95, "{}", s.dropped());
+        // The sender holds at most one batch of five, the queue four more.
+        assert!(s.dropped() >= 91, "{}", s.dropped());
         assert_eq!(s.sent(), 0);
     }
 
