@@ -271,4 +271,36 @@ mod tests {
         assert_eq!(tools, ["t0", "t1", "t2"]);
         assert!(got.find("t0").unwrap() < got.find("t2").unwrap());
     }
+
+    #[test]
+    fn records_queued_while_the_receiver_is_down_arrive_when_it_is_back() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(listener);
+        let s = Syslog::start(&Target {
+            address: address.to_string(),
+            queue: 16,
+        })
+        .unwrap();
+        for i in 0..5 {
+            let mut r = record();
+            r.tool = format!("t{i}");
+            s.send(&r);
+        }
+        // Down: nothing leaves, nothing is dropped.
+        assert_eq!(s.flush(Duration::from_millis(300)), 5);
+        assert_eq!((s.sent(), s.dropped()), (0, 0));
+        let listener = std::net::TcpListener::bind(address).unwrap();
+        let (mut conn, _) = listener.accept().unwrap();
+        assert_eq!(s.flush(Duration::from_secs(20)), 0);
+        assert_eq!(s.sent(), 5);
+        drop(s);
+        let mut got = String::new();
+        conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = conn.read_to_string(&mut got);
+        let at: Vec<usize> = (0..5)
+            .map(|i| got.find(&format!("tool=\"t{i}\"")).unwrap())
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{got}");
+    }
 }
