@@ -4,6 +4,7 @@
 #   - a Python venv with the PyPI `mcp` SDK, for tests/fixtures/mcp/*.py
 #   - @modelcontextprotocol/inspector (npm), whose CLI mode is a real MCP client for
 #     tests/gateway.rs
+#   - PyPI opentelemetry-proto in the venv, which decodes OTLP payloads in tests/otlp.rs
 # into $ZP_TEST_DEPS (default: <repo>/target/test-deps). Idempotent: a second run
 # with the same pinned versions does nothing.
 set -euo pipefail
@@ -12,6 +13,7 @@ EVERYTHING_VERSION="2026.8.31"
 PY_MCP_VERSION="2.3.0"
 INSPECTOR_VERSION="2.12.0"
 PRE_COMMIT_VERSION="4.7.0"
+OTEL_PROTO_VERSION="1.39.1"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="${ZP_TEST_DEPS:-$repo/target/test-deps}"
@@ -62,4 +64,12 @@ if [[ ! -f "$pc_stamp" ]]; then
     touch "$pc_stamp"
 fi
 
-echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION, pre-commit $PRE_COMMIT_VERSION)"
+# opentelemetry-proto, for tests/otlp.rs (OTLP payloads decoded by the official definitions).
+otel_stamp="$venv/.installed-opentelemetry-proto-$OTEL_PROTO_VERSION"
+if [[ ! -f "$otel_stamp" ]]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "opentelemetry-proto==$OTEL_PROTO_VERSION"
+    "$venv/bin/python" -c 'from opentelemetry.proto.collector.logs.v1 import logs_service_pb2'
+    touch "$otel_stamp"
+fi
+
+echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION, pre-commit $PRE_COMMIT_VERSION, opentelemetry-proto $OTEL_PROTO_VERSION)"

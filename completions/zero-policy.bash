@@ -19,6 +19,9 @@ _zero__policy() {
             zero__policy,__confine)
                 cmd="zero__policy__subcmd____confine"
                 ;;
+            zero__policy,bundle)
+                cmd="zero__policy__subcmd__bundle"
+                ;;
             zero__policy,completions)
                 cmd="zero__policy__subcmd__completions"
                 ;;
@@ -43,6 +46,9 @@ _zero__policy() {
             zero__policy,lint)
                 cmd="zero__policy__subcmd__lint"
                 ;;
+            zero__policy,log)
+                cmd="zero__policy__subcmd__log"
+                ;;
             zero__policy,pin)
                 cmd="zero__policy__subcmd__pin"
                 ;;
@@ -61,8 +67,35 @@ _zero__policy() {
             zero__policy,tools)
                 cmd="zero__policy__subcmd__tools"
                 ;;
+            zero__policy__subcmd__bundle,build)
+                cmd="zero__policy__subcmd__bundle__subcmd__build"
+                ;;
+            zero__policy__subcmd__bundle,help)
+                cmd="zero__policy__subcmd__bundle__subcmd__help"
+                ;;
+            zero__policy__subcmd__bundle,sign)
+                cmd="zero__policy__subcmd__bundle__subcmd__sign"
+                ;;
+            zero__policy__subcmd__bundle,verify)
+                cmd="zero__policy__subcmd__bundle__subcmd__verify"
+                ;;
+            zero__policy__subcmd__bundle__subcmd__help,build)
+                cmd="zero__policy__subcmd__bundle__subcmd__help__subcmd__build"
+                ;;
+            zero__policy__subcmd__bundle__subcmd__help,help)
+                cmd="zero__policy__subcmd__bundle__subcmd__help__subcmd__help"
+                ;;
+            zero__policy__subcmd__bundle__subcmd__help,sign)
+                cmd="zero__policy__subcmd__bundle__subcmd__help__subcmd__sign"
+                ;;
+            zero__policy__subcmd__bundle__subcmd__help,verify)
+                cmd="zero__policy__subcmd__bundle__subcmd__help__subcmd__verify"
+                ;;
             zero__policy__subcmd__help,__confine)
                 cmd="zero__policy__subcmd__help__subcmd____confine"
+                ;;
+            zero__policy__subcmd__help,bundle)
+                cmd="zero__policy__subcmd__help__subcmd__bundle"
                 ;;
             zero__policy__subcmd__help,completions)
                 cmd="zero__policy__subcmd__help__subcmd__completions"
@@ -88,6 +121,9 @@ _zero__policy() {
             zero__policy__subcmd__help,lint)
                 cmd="zero__policy__subcmd__help__subcmd__lint"
                 ;;
+            zero__policy__subcmd__help,log)
+                cmd="zero__policy__subcmd__help__subcmd__log"
+                ;;
             zero__policy__subcmd__help,pin)
                 cmd="zero__policy__subcmd__help__subcmd__pin"
                 ;;
@@ -106,6 +142,30 @@ _zero__policy() {
             zero__policy__subcmd__help,tools)
                 cmd="zero__policy__subcmd__help__subcmd__tools"
                 ;;
+            zero__policy__subcmd__help__subcmd__bundle,build)
+                cmd="zero__policy__subcmd__help__subcmd__bundle__subcmd__build"
+                ;;
+            zero__policy__subcmd__help__subcmd__bundle,sign)
+                cmd="zero__policy__subcmd__help__subcmd__bundle__subcmd__sign"
+                ;;
+            zero__policy__subcmd__help__subcmd__bundle,verify)
+                cmd="zero__policy__subcmd__help__subcmd__bundle__subcmd__verify"
+                ;;
+            zero__policy__subcmd__help__subcmd__log,verify)
+                cmd="zero__policy__subcmd__help__subcmd__log__subcmd__verify"
+                ;;
+            zero__policy__subcmd__log,help)
+                cmd="zero__policy__subcmd__log__subcmd__help"
+                ;;
+            zero__policy__subcmd__log,verify)
+                cmd="zero__policy__subcmd__log__subcmd__verify"
+                ;;
+            zero__policy__subcmd__log__subcmd__help,help)
+                cmd="zero__policy__subcmd__log__subcmd__help__subcmd__help"
+                ;;
+            zero__policy__subcmd__log__subcmd__help,verify)
+                cmd="zero__policy__subcmd__log__subcmd__help__subcmd__verify"
+                ;;
             *)
                 ;;
         esac
@@ -113,7 +173,7 @@ _zero__policy() {
 
     case "${cmd}" in
         zero__policy)
-            opts="-h -V --help --version lint explain test tools schema hook init serve pin import doctor run completions __confine help"
+            opts="-h -V --help --version lint explain test tools schema hook init serve pin import doctor run bundle log completions __confine help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -133,6 +193,156 @@ _zero__policy() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle)
+            opts="-h --help build sign verify help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__build)
+            opts="-o -h --output --version --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__help)
+            opts="build sign verify help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__help__subcmd__build)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__help__subcmd__sign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__sign)
+            opts="-h --key --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__verify)
+            opts="-h --key --format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -211,7 +421,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__help)
-            opts="lint explain test tools schema hook init serve pin import doctor run completions __confine help"
+            opts="lint explain test tools schema hook init serve pin import doctor run bundle log completions __confine help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -227,6 +437,62 @@ _zero__policy() {
         zero__subcmd__policy__subcmd__help__subcmd____confine)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__bundle)
+            opts="build sign verify"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__bundle__subcmd__build)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__bundle__subcmd__sign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__bundle__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -350,6 +616,34 @@ _zero__policy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        zero__subcmd__policy__subcmd__help__subcmd__log)
+            opts="verify"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__log__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         zero__subcmd__policy__subcmd__help__subcmd__pin)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -435,12 +729,20 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__hook)
-            opts="-h --help claude-code codex gemini-cli cursor copilot"
+            opts="-h --bundle --key --help claude-code codex gemini-cli cursor copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -501,6 +803,80 @@ _zero__policy() {
                     ;;
                 --explain)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__log)
+            opts="-h --help verify help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__log__subcmd__help)
+            opts="verify help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__log__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__log__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__log__subcmd__verify)
+            opts="-h --format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -589,7 +965,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__serve)
-            opts="-h --listen --token-env --allow-origin --help"
+            opts="-h --listen --token-env --allow-origin --bundle --key --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -604,6 +980,14 @@ _zero__policy() {
                     return 0
                     ;;
                 --allow-origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

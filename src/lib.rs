@@ -2,6 +2,7 @@
 
 pub mod arguments;
 pub mod builtin;
+pub mod bundle;
 pub mod call;
 pub mod cel;
 pub mod cli;

@@ -18,6 +18,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => cli::serve::run(&args),
         Command::Pin(args) => cli::pin::run(&args),
         Command::Import(args) => cli::import::run(&args),
+        Command::Bundle(args) => cli::bundle::run(&args),
+        Command::Log(args) => cli::log::run(&args),
         Command::Completions(args) => cli::completions::run(&args),
         Command::Run(args) => cli::run::run(&args),
         Command::Doctor(args) => cli::doctor::run(&args),

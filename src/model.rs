@@ -666,6 +666,43 @@ pub struct RawLog {
     /// How a call's arguments are logged; default `scrubbed`.
     #[schemars(with = "Option<LogArgs>")]
     pub args: Option<Spanned<LogArgs>>,
+    /// Whether each line carries `seq` and `prev` (the SHA-256 of the line
+    /// before it), so that `zero-policy log verify` finds a removed,
+    /// reordered or edited line; default `false`.
+    #[schemars(with = "Option<bool>")]
+    pub chain: Option<Spanned<bool>>,
+    /// Also send each decision to a syslog receiver (RFC 5424 over TCP).
+    pub syslog: Option<RawSyslog>,
+    /// Also send each decision as an OpenTelemetry log (OTLP/HTTP, JSON).
+    pub otlp: Option<RawOtlp>,
+}
+
+/// An OTLP/HTTP logs endpoint for decision records.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawOtlp {
+    /// The logs endpoint, `http://HOST:PORT/v1/logs` (plain HTTP: a local
+    /// collector).
+    #[schemars(with = "String")]
+    pub endpoint: Spanned<String>,
+    /// Records held while the collector is slow or down; past this, new
+    /// records are dropped and counted. Default 1024.
+    #[schemars(with = "Option<usize>")]
+    pub queue: Option<Spanned<usize>>,
+}
+
+/// A syslog receiver for decision records.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSyslog {
+    /// `HOST:PORT` of a receiver speaking RFC 5424 over TCP with
+    /// octet-counting framing (RFC 6587), such as rsyslog's `imtcp`.
+    #[schemars(with = "String")]
+    pub address: Spanned<String>,
+    /// Records held while the receiver is slow or down; past this, new
+    /// records are dropped and counted. Default 1024.
+    #[schemars(with = "Option<usize>")]
+    pub queue: Option<Spanned<usize>>,
 }
 
 /// How the decision log records a call's arguments.

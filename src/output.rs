@@ -678,3 +678,76 @@ pub fn connect_progress() -> impl Fn(crate::mcp::register::Progress) + Send + Sy
         }
     }
 }
+
+/// `log verify` as text: one line saying whether the chain is whole, and
+/// where it first breaks.
+#[must_use]
+pub fn log_verify_text(file: &str, report: &crate::log::chain::Report) -> String {
+    let file = crate::escape::escape_keep_lines(file);
+    let before = match report.before_chain {
+        0 => String::new(),
+        1 => "; line 1 precedes the chain and is not protected".into(),
+        n => format!("; lines 1..{n} precede the chain and are not protected"),
+    };
+    match &report.problem {
+        None => format!(
+            "{file}: intact, {} line{} chained{before}\n",
+            report.chained,
+            if report.chained == 1 { "" } else { "s" }
+        ),
+        Some(p) => format!(
+            "{file}:{}: {}: {}\n{} line{} chained before it{before}\n",
+            p.line,
+            p.kind.as_str(),
+            p.message,
+            report.chained,
+            if report.chained == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// `log verify` as one JSON object.
+pub fn log_verify_json(file: &str, report: &crate::log::chain::Report) {
+    json_line(&json!({
+        "file": file,
+        "intact": report.intact(),
+        "lines": report.lines,
+        "before_chain": report.before_chain,
+        "chained": report.chained,
+        "problem": report.problem,
+    }));
+}
+
+/// `bundle verify` as text.
+#[must_use]
+pub fn bundle_verify_text(file: &str, result: &Result<crate::bundle::Bundle, String>) -> String {
+    let file = crate::escape::escape_keep_lines(file);
+    match result {
+        Ok(b) => format!(
+            "{file}: good, version {}, {} file{}\n{}",
+            b.version(),
+            b.files.len(),
+            if b.files.len() == 1 { "" } else { "s" },
+            b.manifest
+                .files
+                .iter()
+                .map(|f| format!("  {}  {}\n", f.sha256, f.path))
+                .collect::<String>()
+        ),
+        Err(why) => format!("{file}: refused: {why}\n"),
+    }
+}
+
+/// `bundle verify` as one JSON object.
+pub fn bundle_verify_json(file: &str, result: &Result<crate::bundle::Bundle, String>) {
+    json_line(&match result {
+        Ok(b) => json!({
+            "file": file,
+            "good": true,
+            "version": b.version(),
+            "sha256": b.digest,
+            "files": b.manifest.files,
+        }),
+        Err(why) => json!({"file": file, "good": false, "error": why}),
+    });
+}

@@ -67,6 +67,12 @@ pub struct Settings {
     pub log_path: String,
     /// How the decision log records arguments.
     pub log_args: LogArgs,
+    /// Whether decision log lines are hash-chained (`settings.log.chain`).
+    pub log_chain: bool,
+    /// Where decision records also go over syslog (`settings.log.syslog`).
+    pub log_syslog: Option<crate::log::syslog::Target>,
+    /// Where decision records also go as OTLP logs (`settings.log.otlp`).
+    pub log_otlp: Option<crate::log::otlp::Target>,
     /// The decision floor for an MCP tool whose definition is not the pinned one.
     pub pinning: Permission,
     /// `settings.enforce`: the sandbox a confined call runs in.
@@ -197,6 +203,9 @@ impl Default for Settings {
             unknown_tool: Permission::Prompt,
             log_path: DEFAULT_LOG_PATH.into(),
             log_args: LogArgs::Scrubbed,
+            log_chain: false,
+            log_syslog: None,
+            log_otlp: None,
             pinning: Permission::Prompt,
             enforce: Enforce::default(),
         }

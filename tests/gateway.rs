@@ -1136,3 +1136,131 @@ fn a_stdio_server_runs_confined_to_its_sandbox() {
     assert!(out.join("x").exists());
     assert!(!data.join("y").exists() && !secrets.join("z").exists());
 }
+
+// ---------------------------------------------------------------- bundles
+
+/// Builds a bundle of `dir` as `version` and signs it with the `minisign`
+/// tool's `secret` key, each file written beside and renamed into place.
+fn signed_bundle(s: &Scratch, dir: &Path, version: &str, secret: &Path, to: &Path) {
+    let tmp = s.0.join("next.bundle");
+    let out = Command::new(BIN)
+        .args(["bundle", "build"])
+        .arg(dir)
+        .arg("-o")
+        .arg(&tmp)
+        .args(["--version", version])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = Command::new("minisign")
+        .args(["-S", "-m"])
+        .arg(&tmp)
+        .arg("-s")
+        .arg(secret)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut sig = to.as_os_str().to_os_string();
+    sig.push(".minisig");
+    std::fs::rename(s.0.join("next.bundle.minisig"), sig).unwrap();
+    std::fs::rename(&tmp, to).unwrap();
+}
+
+#[test]
+fn serve_follows_its_bundle_refuses_a_forged_one_and_logs_the_version_in_a_chain() {
+    let s = Scratch::new("bundle");
+    let keygen = |name: &str| {
+        let (public, secret) = (
+            s.0.join(format!("{name}.pub")),
+            s.0.join(format!("{name}.key")),
+        );
+        let out = Command::new("minisign")
+            .args(["-G", "-W", "-f", "-p"])
+            .arg(&public)
+            .arg("-s")
+            .arg(&secret)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        (public, secret)
+    };
+    let (public, secret) = keygen("team");
+    let (_, other) = keygen("other");
+    let good = policy_yaml(
+        &s,
+        "  defer_threshold: 0\n",
+        &[upstream_server("fixture", &[], "")],
+    )
+    .replace("  log: {path:", "  log: {chain: true, path:");
+    s.write_policy(&good);
+    let bundle = s.0.join("team.bundle");
+    signed_bundle(&s, &s.policy(), "v1", &secret, &bundle);
+    std::fs::create_dir_all(s.0.join("home")).unwrap();
+
+    let script = json!({
+        "transport": "stdio",
+        "command": [BIN, "serve", "--bundle", bundle, "--key", public],
+        "env": {"HOME": s.0.join("home")},
+        "elicitation": "none",
+        "steps": [
+            {"op": "until_listed", "name": "mcp__fixture__pid", "seconds": 30},
+            {"op": "call", "name": "mcp__fixture__pid", "args": {}},
+            {"op": "until_call", "name": "mcp__fixture__pid", "args": {}, "contains": "off limits", "seconds": 20},
+        ],
+    });
+    let handle = std::thread::spawn(move || client(script));
+    let wait_for = |what: &str, f: &dyn Fn(&Value) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(40);
+        while !s.log_lines().iter().any(f) {
+            assert!(Instant::now() < deadline, "never logged: {what}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for("the first call", &|l| l["tool"] == "mcp__fixture__pid");
+
+    // A stricter policy signed by another key: refused, v1 stays in force.
+    let strict = good.replace(
+        "    overrides:\n",
+        "    overrides:\n      - tools: [pid]\n        safety: {side_effect: read, permission: deny, reason: pid is off limits now}\n",
+    );
+    s.write_policy(&strict);
+    signed_bundle(&s, &s.policy(), "v2-forged", &other, &bundle);
+    wait_for("the refusal", &|l| {
+        l["decision"] == "error" && l["reason"].as_str().unwrap().contains("is refused")
+    });
+    // The same policy signed by the team: in force.
+    signed_bundle(&s, &s.policy(), "v2", &secret, &bundle);
+    let out = handle.join().unwrap();
+    assert_eq!(out["results"][1]["isError"], json!(false));
+
+    let log = s.log_lines();
+    let calls: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|l| l["tool"] == "mcp__fixture__pid")
+        .map(|l| {
+            (
+                l["decision"].as_str().unwrap(),
+                l["bundle"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(calls.first(), Some(&("allow", "v1")), "{log:?}");
+    assert_eq!(calls.last(), Some(&("deny", "v2")), "{log:?}");
+    assert!(!calls.iter().any(|(_, b)| *b == "v2-forged"), "{log:?}");
+    let refusal = log.iter().find(|l| l["decision"] == "error").unwrap();
+    assert_eq!(refusal["bundle"], "v1");
+    assert!(
+        refusal["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the last good bundle `v1` stays in force"),
+        "{refusal}"
+    );
+    // Every line of the gateway's log is in one chain.
+    let verified = Command::new(BIN)
+        .args(["log", "verify"])
+        .arg(s.log())
+        .output()
+        .unwrap();
+    assert_eq!(verified.status.code(), Some(0), "{verified:?}");
+}

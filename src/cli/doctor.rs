@@ -80,6 +80,9 @@ pub fn run(args: &Args) -> u8 {
             .collect::<Vec<_>>()
             .join(", "),
         crate::cli::Source::Builtin => "the built-in default".into(),
+        crate::cli::Source::Bundle { bundle, .. } => {
+            format!("the bundle, version {}", bundle.version())
+        }
     };
     let registry = match &loaded.policy {
         Some(policy) => {

@@ -38,6 +38,42 @@ pub struct Args {
     /// else `~/.config/zero-policy/`, else the built-in default.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Take the policy from this signed bundle (its signature is
+    /// `FILE.minisig`) instead; needs `--key`. A bundle that does not verify
+    /// is refused and the last good one kept; with none, every call is
+    /// blocked.
+    #[arg(long, value_name = "FILE", env = "ZERO_POLICY_BUNDLE")]
+    pub bundle: Option<PathBuf>,
+    /// The minisign public key the bundle must be signed with: a `.pub`
+    /// file, or the key itself (`RW…`).
+    #[arg(long, value_name = "PUBKEY", env = "ZERO_POLICY_BUNDLE_KEY")]
+    pub key: Option<String>,
+}
+
+/// The bundle to take the policy from, if `--bundle` (or its variable) is
+/// given: verified, or the last good one, with a note; an error blocks.
+fn bundle_source(args: &Args) -> Option<Result<(Source, crate::bundle::source::Resolved), String>> {
+    let location = args.bundle.clone().filter(|b| !b.as_os_str().is_empty())?;
+    Some((|| {
+        if !args.paths.is_empty() {
+            return Err("both `--bundle` and policy paths are given; give one".to_string());
+        }
+        let Some(key) = args.key.clone().filter(|k| !k.trim().is_empty()) else {
+            return Err(format!(
+                "the bundle `{}` has no key to verify it with; give `--key` or ZERO_POLICY_BUNDLE_KEY",
+                location.display()
+            ));
+        };
+        let src = crate::bundle::source::BundleSource { location, key };
+        let resolved = src.resolve(crate::bundle::source::cache_root().as_deref())?;
+        Ok((
+            Source::Bundle {
+                bundle: Box::new(resolved.bundle.clone()),
+                places: src.places(),
+            },
+            resolved,
+        ))
+    })())
 }
 
 /// Where the hook reads its policy: the paths given, else `$ZERO_POLICY_PATH`,
@@ -108,27 +144,37 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
     } else {
         hooks::read_event(stdin.lock())
     };
-    let source = source(
-        &args.paths,
-        std::env::var_os("ZERO_POLICY_PATH"),
-        log::home(),
-    );
-    let hook_policy = match &source {
+    let (source, bundle) = match bundle_source(args) {
+        None => (
+            source(
+                &args.paths,
+                std::env::var_os("ZERO_POLICY_PATH"),
+                log::home(),
+            ),
+            None,
+        ),
+        Some(Ok((source, resolved))) => (source, Some(resolved)),
+        Some(Err(why)) => return hooks::decide(args.agent, input, Err(why), Some(None), started),
+    };
+    let hook_policy: Option<Option<String>> = match &source {
         Source::Paths(p) => std::env::join_paths(
             p.iter()
                 .map(|x| std::path::absolute(x).unwrap_or_else(|_| x.clone())),
         )
         .ok()
-        .and_then(|s| s.into_string().ok()),
-        Source::Builtin => None,
+        .and_then(|s| s.into_string().ok())
+        .map(Some),
+        Source::Builtin => Some(None),
+        // `run` reads no bundle: a rewritten call would be decided by another policy.
+        Source::Bundle { .. } => None,
     };
-    match load(&source, args.agent.as_str()) {
+    let mut decided = match load(&source, args.agent.as_str()) {
         Ok((policy, registry)) => {
             let decided = hooks::decide(
                 args.agent,
                 input,
                 Ok((&policy, &registry)),
-                hook_policy.as_deref(),
+                hook_policy.as_ref().map(Option::as_deref),
                 started,
             );
             // The process ends after this one call: freeing the policy's many
@@ -136,15 +182,26 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
             std::mem::forget((policy, registry));
             decided
         }
-        Err(why) => hooks::decide(args.agent, input, Err(why), None, started),
+        Err(why) => hooks::decide(args.agent, input, Err(why), Some(None), started),
+    };
+    if let Some(resolved) = bundle {
+        decided.record.bundle = Some(resolved.bundle.version().to_string());
+        if let Some(note) = resolved.note {
+            decided
+                .answer
+                .stderr
+                .push_str(&format!("zero-policy: {note}\n"));
+            decided.record.note = Some(note);
+        }
     }
+    decided
 }
 
 /// Appends the record; a failure is added to the answer's stderr, and the decision stands.
 fn write_log(decided: &mut Decided) {
     let result =
         log::resolve_path(&decided.log_path, log::home().as_deref()).and_then(|path| match path {
-            Some(p) => log::append(&p, &decided.record.line()),
+            Some(p) => log::append_record(&p, &decided.record, decided.log_chain.into()),
             None => Ok(()),
         });
     if let Err(e) = result {
@@ -168,7 +225,7 @@ pub fn guarded(agent: Agent, started: Instant, f: impl FnOnce() -> Decided) -> D
             hooks::fail(
                 agent,
                 &Scrubber::builtin(),
-                DEFAULT_LOG_PATH,
+                (DEFAULT_LOG_PATH, None),
                 "",
                 None,
                 &format!("internal error (a bug in zero-policy, please report it): {detail}"),
@@ -197,7 +254,48 @@ pub fn run(args: &Args) -> u8 {
     }
     output::stdout(&decided.answer.stdout);
     output::stderr(&decided.answer.stderr);
+    send_remote(&decided);
     decided.answer.code
+}
+
+/// How long a hook waits, after answering, for its record to leave.
+const REMOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
+/// Sends the record to syslog and OTLP after the answer is out, waiting at
+/// most [`REMOTE_WAIT`] for both together; a record that did not leave is said
+/// on stderr (it is in the local log).
+fn send_remote(decided: &Decided) {
+    let late = |what: &str, to: &str| {
+        output::stderr(&format!(
+            "zero-policy: the decision did not reach {what} `{to}` within {} ms; it is in the local log only\n",
+            REMOTE_WAIT.as_millis()
+        ));
+    };
+    let syslog = decided.syslog.as_ref().map(log::syslog::Syslog::start);
+    let otlp = decided.otlp.as_ref().map(log::otlp::Otlp::start);
+    let deadline = Instant::now() + REMOTE_WAIT;
+    if let Some(s) = &syslog {
+        match s {
+            Ok(s) => s.send(&decided.record),
+            Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
+        }
+    }
+    if let Some(o) = &otlp {
+        match o {
+            Ok(o) => o.send(&decided.record),
+            Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
+        }
+    }
+    if let Some(Ok(s)) = &syslog
+        && s.flush(deadline.saturating_duration_since(Instant::now())) > 0
+    {
+        late("syslog", s.address());
+    }
+    if let Some(Ok(o)) = &otlp
+        && o.flush(deadline.saturating_duration_since(Instant::now())) > 0
+    {
+        late("the OTLP endpoint", o.endpoint());
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand, each with its `Args` and `run`.
 
+pub mod bundle;
 pub mod completions;
 #[cfg(unix)]
 pub mod confine;
@@ -9,6 +10,7 @@ pub mod hook;
 pub mod import;
 pub mod init;
 pub mod lint;
+pub mod log;
 pub mod pin;
 pub mod run;
 pub mod schema;
@@ -192,6 +194,10 @@ pub enum Command {
     /// docs/enforcement.md.
     #[command(verbatim_doc_comment)]
     Run(run::Args),
+    /// Build, sign and verify signed policy bundles (docs/fleet.md).
+    Bundle(bundle::Args),
+    /// Check a hash-chained decision log (`log verify FILE`).
+    Log(log::Args),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) or the man pages.
     ///
     /// Install, for example:
@@ -232,6 +238,13 @@ pub enum Source {
     Paths(Vec<PathBuf>),
     /// The shipped `policies/` and `manifests/`, embedded in the binary.
     Builtin,
+    /// A signed bundle, already verified ([`crate::bundle::source`]).
+    Bundle {
+        /// The bundle's files.
+        bundle: Box<crate::bundle::Bundle>,
+        /// The bundle file, its signature and its cache, for the guard.
+        places: Vec<PathBuf>,
+    },
 }
 
 impl Source {
@@ -242,6 +255,7 @@ impl Source {
         match self {
             Source::Paths(paths) => loader::policy_places(paths),
             Source::Builtin => loader::policy_places(&[]),
+            Source::Bundle { places, .. } => places.clone(),
         }
     }
 
@@ -253,6 +267,9 @@ impl Source {
         match self {
             Source::Paths(paths) => loader::load_paths_for(paths, purpose),
             Source::Builtin => Ok(loader::load_sources_for(crate::builtin::sources(), purpose)),
+            Source::Bundle { bundle, .. } => {
+                Ok(loader::load_sources_for(bundle.sources(), purpose))
+            }
         }
     }
 
@@ -269,6 +286,11 @@ impl Source {
             Source::Paths(paths) => loader::load_paths_cached(paths, purpose, &cache),
             Source::Builtin => Ok(loader::load_sources_cached(
                 crate::builtin::sources(),
+                purpose,
+                &cache,
+            )),
+            Source::Bundle { bundle, .. } => Ok(loader::load_sources_cached(
+                bundle.sources(),
                 purpose,
                 &cache,
             )),
@@ -338,7 +360,7 @@ pub fn load_registry(paths: &Paths, purpose: loader::Purpose) -> Result<(Policy,
     };
     let lock_path = match paths.resolve() {
         Source::Paths(p) => loader::lock::lock_path(&p),
-        Source::Builtin => loader::lock::lock_path(&[]),
+        Source::Builtin | Source::Bundle { .. } => loader::lock::lock_path(&[]),
     };
     let lock = match loader::lock::Lock::read(&lock_path) {
         Ok(l) => l.map(std::sync::Arc::new),

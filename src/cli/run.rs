@@ -385,6 +385,8 @@ fn log(
         duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         args: (settings.log_args == crate::model::LogArgs::Scrubbed).then_some(args),
         blocked: blocked.to_vec(),
+        rules: crate::log::RuleAt::of(&ev.matched),
+        ..crate::log::Record::default()
     };
     if let Err(e) = crate::log::append(&path, &record.line()) {
         crate::output::stderr(&format!("zero-policy: {e}\n"));

@@ -1,7 +1,9 @@
 //! `zero-policy serve`: the MCP gateway (SPEC §8), in front of the manifests' servers.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 
+use crate::bundle::source::BundleSource;
 use crate::cli::{EXIT_ERROR, EXIT_OK, Paths, Source};
 use crate::gateway::{self, Gateway, PolicySource, Transport, http::HttpOptions};
 use crate::output;
@@ -31,6 +33,16 @@ pub struct Args {
     /// (`https://app.example.com`); repeatable. Other origins get 403.
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     pub allow_origin: Vec<String>,
+    /// Take the policy from this signed bundle (its signature is
+    /// `FILE.minisig`) instead of files; needs `--key`. It is checked again
+    /// when it changes: a bundle that does not verify is refused and the one
+    /// in force kept. With no good bundle, the gateway does not start.
+    #[arg(long, value_name = "FILE", env = "ZERO_POLICY_BUNDLE")]
+    pub bundle: Option<PathBuf>,
+    /// The minisign public key the bundle must be signed with: a `.pub`
+    /// file, or the key itself (`RW…`).
+    #[arg(long, value_name = "PUBKEY", env = "ZERO_POLICY_BUNDLE_KEY")]
+    pub key: Option<String>,
     /// The files to read.
     #[command(flatten)]
     pub paths: Paths,
@@ -41,8 +53,24 @@ pub struct Args {
 pub fn policy_source(paths: &Paths) -> PolicySource {
     match paths.resolve() {
         Source::Paths(p) => PolicySource::Paths(p),
-        Source::Builtin => PolicySource::Builtin,
+        Source::Builtin | Source::Bundle { .. } => PolicySource::Builtin,
     }
+}
+
+/// The bundle source `--bundle`/`--key` name, if any.
+fn bundle_source(args: &Args) -> Option<Result<BundleSource, String>> {
+    let location = args.bundle.clone().filter(|b| !b.as_os_str().is_empty())?;
+    Some(if !args.paths.paths.is_empty() {
+        Err("both `--bundle` and policy paths are given; give one".into())
+    } else {
+        match args.key.clone().filter(|k| !k.trim().is_empty()) {
+            Some(key) => Ok(BundleSource { location, key }),
+            None => Err(format!(
+                "the bundle `{}` has no key to verify it with; give `--key` or ZERO_POLICY_BUNDLE_KEY",
+                location.display()
+            )),
+        }
+    })
 }
 
 fn transport(args: &Args) -> Result<Transport, String> {
@@ -72,7 +100,22 @@ fn transport(args: &Args) -> Result<Transport, String> {
 /// Runs the command: exit 0 on a clean stop, 2 when it could not start.
 #[must_use]
 pub fn run(args: &Args) -> u8 {
-    let source = policy_source(&args.paths);
+    let (source, bundle) = match bundle_source(args) {
+        None => (policy_source(&args.paths), None),
+        Some(Ok(b)) => match gateway::load_bundle(&b) {
+            Ok(from) => (PolicySource::Bundle(b), Some(from)),
+            Err(e) => {
+                output::error(&format!(
+                    "{e}; no call can be decided, so the gateway does not start"
+                ));
+                return EXIT_ERROR;
+            }
+        },
+        Some(Err(e)) => {
+            output::error(&e);
+            return EXIT_ERROR;
+        }
+    };
     if source == PolicySource::Builtin {
         output::stderr(&format!("note: {}\n", crate::builtin::NOTICE));
     }
@@ -83,12 +126,15 @@ pub fn run(args: &Args) -> u8 {
             return EXIT_ERROR;
         }
     };
-    let policy = match gateway::load_policy(&source) {
-        Ok(p) => p,
-        Err(e) => {
-            output::error(&format!("{e}; run `zero-policy lint` on it"));
-            return EXIT_ERROR;
-        }
+    let (policy, version, note) = match bundle {
+        Some(from) => (from.policy, Some(from.version), from.note),
+        None => match gateway::load_policy(&source) {
+            Ok(p) => (p, None, None),
+            Err(e) => {
+                output::error(&format!("{e}; run `zero-policy lint` on it"));
+                return EXIT_ERROR;
+            }
+        },
     };
     let has_servers = !policy.servers.is_empty();
     let runtime = match super::runtime() {
@@ -97,6 +143,13 @@ pub fn run(args: &Args) -> u8 {
     };
     let result = runtime.block_on(async {
         let gateway = Gateway::new(source.clone(), policy)?;
+        if let Some(v) = &version {
+            output::stderr(&format!("zero-policy serve: bundle `{v}` is in force\n"));
+        }
+        gateway.set_bundle(version);
+        if let Some(note) = note {
+            gateway.note(&note);
+        }
         if has_servers && !gateway.has_lock() {
             output::stderr(&format!(
                 "warning: no `{}`: pinning is off, so a server that changes a tool's definition is not caught; run `zero-policy pin` to write it\n",

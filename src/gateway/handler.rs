@@ -323,13 +323,14 @@ impl Handler {
                 };
             }
         }
-        let (decision, matched, answer) = match evaluation {
+        let (decision, matched, rules, answer) = match evaluation {
             Some(ev) => (
                 ev.decision.as_str().to_string(),
                 ev.matched.iter().map(|m| m.id.clone()).collect(),
+                log::RuleAt::of(&ev.matched),
                 if ran { "allow" } else { "deny" },
             ),
-            None => ("cancelled".to_string(), Vec::new(), "deny"),
+            None => ("cancelled".to_string(), Vec::new(), Vec::new(), "deny"),
         };
         self.gateway.log(log::Record {
             time: log::rfc3339_utc(SystemTime::now()),
@@ -340,13 +341,15 @@ impl Handler {
             answer: answer.into(),
             reason: registry.scrubber().scrub_str(&reason).into_owned(),
             matched,
+            rules,
             policy: policy_hash.to_string(),
+            bundle: self.gateway.bundle(),
             duration_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             args: match registry.settings().log_args {
                 LogArgs::Scrubbed => Some(scrubbed_args.clone()),
                 LogArgs::Omit => None,
             },
-            blocked: Vec::new(),
+            ..log::Record::default()
         });
     }
 }

@@ -55,6 +55,8 @@ pub enum PolicySource {
     Paths(Vec<PathBuf>),
     /// The shipped default, embedded in the binary (never changes).
     Builtin,
+    /// A signed bundle (its file and signature watched for changes).
+    Bundle(crate::bundle::source::BundleSource),
 }
 
 impl PolicySource {
@@ -66,6 +68,10 @@ impl PolicySource {
         match self {
             PolicySource::Paths(p) => loader::load_paths(p).map_err(|e| e.to_string()),
             PolicySource::Builtin => Ok(loader::load_sources(crate::builtin::sources())),
+            PolicySource::Bundle(b) => {
+                let resolved = b.resolve(crate::bundle::source::cache_root().as_deref())?;
+                Ok(loader::load_sources(resolved.bundle.sources()))
+            }
         }
     }
 
@@ -74,7 +80,7 @@ impl PolicySource {
     pub fn lock_path(&self) -> PathBuf {
         match self {
             PolicySource::Paths(p) => loader::lock::lock_path(p),
-            PolicySource::Builtin => loader::lock::lock_path(&[]),
+            PolicySource::Builtin | PolicySource::Bundle(_) => loader::lock::lock_path(&[]),
         }
     }
 
@@ -85,7 +91,38 @@ impl PolicySource {
         match self {
             PolicySource::Paths(p) => loader::policy_places(p),
             PolicySource::Builtin => loader::policy_places(&[]),
+            PolicySource::Bundle(b) => b.places(),
         }
+    }
+}
+
+/// A policy loaded from a bundle: the policy, the bundle's version, and the
+/// note when the bundle at the location was refused and the last good one
+/// was loaded instead.
+#[derive(Debug)]
+pub struct FromBundle {
+    /// The loaded policy.
+    pub policy: Policy,
+    /// The version of the bundle it came from.
+    pub version: String,
+    /// Why the bundle at the location was refused, if it was.
+    pub note: Option<String>,
+}
+
+/// Loads the policy of a bundle source.
+///
+/// # Errors
+/// No good bundle (every call is to be denied), or its files have errors.
+pub fn load_bundle(source: &crate::bundle::source::BundleSource) -> Result<FromBundle, String> {
+    let resolved = source.resolve(crate::bundle::source::cache_root().as_deref())?;
+    let loaded = loader::load_sources(resolved.bundle.sources());
+    match loaded.policy {
+        Some(policy) => Ok(FromBundle {
+            policy,
+            version: resolved.bundle.version().to_string(),
+            note: resolved.note,
+        }),
+        None => Err(describe_errors(&loaded)),
     }
 }
 
@@ -168,6 +205,8 @@ pub struct Gateway {
     pub(crate) retired: Mutex<Vec<Connection>>,
     pub(crate) supervisors: upstreams::Supervisors,
     started: std::time::Instant,
+    /// The version of the bundle in force, for the log.
+    bundle: Mutex<Option<String>>,
 }
 
 mod log_writer;
@@ -200,7 +239,14 @@ impl Gateway {
             &BTreeMap::new(),
             &source.places(),
         )?;
-        let log = log_writer::LogWriter::start(policy.settings.log_path.clone());
+        let log = log_writer::LogWriter::start(
+            policy.settings.log_path.clone(),
+            policy.settings.log_chain,
+            (
+                policy.settings.log_syslog.clone(),
+                policy.settings.log_otlp.clone(),
+            ),
+        );
         Ok(Arc::new(Gateway {
             source,
             policy: Mutex::new(Arc::new(policy)),
@@ -215,6 +261,7 @@ impl Gateway {
             retired: Mutex::new(Vec::new()),
             supervisors: upstreams::Supervisors::default(),
             started: std::time::Instant::now(),
+            bundle: Mutex::new(None),
         }))
     }
 
@@ -249,7 +296,14 @@ impl Gateway {
         let status = lock_or_recover(&self.status).clone();
         let snapshot =
             build_snapshot(&policy, lock.clone(), &live, &status, &self.source.places())?;
-        self.log.set_path(policy.settings.log_path.clone());
+        self.log.set_path(
+            policy.settings.log_path.clone(),
+            policy.settings.log_chain,
+            (
+                policy.settings.log_syslog.clone(),
+                policy.settings.log_otlp.clone(),
+            ),
+        );
         *lock_or_recover(&self.policy) = Arc::new(policy);
         *lock_or_recover(&self.lock) = lock;
         self.install(snapshot).await;
@@ -344,10 +398,20 @@ impl Gateway {
             reason: scrubbed,
             matched: Vec::new(),
             policy: self.snapshot().policy_hash.clone(),
+            bundle: self.bundle(),
             duration_us: 0,
-            args: None,
-            blocked: Vec::new(),
+            ..log::Record::default()
         });
+    }
+
+    /// The version of the bundle in force, if the policy came from one.
+    pub(crate) fn bundle(&self) -> Option<String> {
+        lock_or_recover(&self.bundle).clone()
+    }
+
+    /// Records the version of the bundle now in force.
+    pub(crate) fn set_bundle(&self, version: Option<String>) {
+        *lock_or_recover(&self.bundle) = version;
     }
 
     /// Appends a decision to the log (in the background, in order).

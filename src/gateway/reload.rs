@@ -67,8 +67,13 @@ fn fingerprint(paths: &[PathBuf], lock: &Path) -> Fingerprint {
 
 /// Starts watching (nothing to watch for the built-in default).
 pub fn spawn(gateway: &Arc<Gateway>) {
-    let PolicySource::Paths(paths) = gateway.source.clone() else {
-        return;
+    let paths = match gateway.source.clone() {
+        PolicySource::Paths(paths) => paths,
+        PolicySource::Bundle(b) => vec![
+            b.location.clone(),
+            crate::bundle::signature_path(&b.location),
+        ],
+        PolicySource::Builtin => return,
     };
     let lock = gateway.source.lock_path();
     let gateway = Arc::clone(gateway);
@@ -91,6 +96,27 @@ pub fn spawn(gateway: &Arc<Gateway>) {
 
 /// Loads the files again and swaps the policy in, or keeps the last good one.
 pub async fn reload(gateway: &Arc<Gateway>) {
+    if let PolicySource::Bundle(b) = &gateway.source {
+        match crate::gateway::load_bundle(b) {
+            // The bundle in force is the last good one: keep it.
+            Ok(from) if from.note.is_some() => {
+                gateway.note(from.note.as_deref().unwrap_or_default());
+            }
+            Ok(from) => match gateway.replace_policy(from.policy).await {
+                Ok(()) => {
+                    gateway.set_bundle(Some(from.version.clone()));
+                    upstreams::reconcile(gateway);
+                    crate::output::stderr(&format!(
+                        "zero-policy serve: bundle `{}` is in force\n",
+                        from.version
+                    ));
+                }
+                Err(e) => gateway.note(&format!("kept the last good bundle: {e}")),
+            },
+            Err(e) => gateway.note(&format!("kept the last good bundle: {e}")),
+        }
+        return;
+    }
     let loaded = load_policy(&gateway.source);
     match loaded {
         Ok(policy) => match gateway.replace_policy(policy).await {

@@ -486,6 +486,13 @@ pub struct Decided {
     pub record: Record,
     /// `settings.log.path` as written (the default when no policy loaded).
     pub log_path: String,
+    /// `settings.log.chain`; `None` when no policy loaded, and then the line
+    /// is chained if the file's last line is ([`crate::log::Chain::Follow`]).
+    pub log_chain: Option<bool>,
+    /// `settings.log.syslog`, when the policy loaded and sets it.
+    pub syslog: Option<crate::log::syslog::Target>,
+    /// `settings.log.otlp`, likewise.
+    pub otlp: Option<crate::log::otlp::Target>,
 }
 
 /// Decides one event: the whole hook, without its input and output.
@@ -494,15 +501,17 @@ pub struct Decided {
 /// its registry; either may have failed, and then the answer is the agent's
 /// blocking form. Every text in the answer and the record has been through
 /// the scrubber (the policy's, or the built-in one when none loaded).
-/// `hook_policy` is where the policy was read from (`:`-separated), for the
-/// `zero-policy run` a rewritten shell call goes through; `None` for the
-/// built-in default.
+/// `hook_policy` is where the policy was read from, for the `zero-policy run`
+/// a rewritten shell call goes through: `Some(None)` for the built-in default,
+/// `Some(Some(paths))` for files (`:`-separated), `None` where `run` cannot
+/// read the same policy (a bundle): then no call is rewritten or decided as
+/// confined.
 #[must_use]
 pub fn decide(
     agent: Agent,
     input: Result<Vec<u8>, String>,
     loaded: Result<(&Policy, &Registry), String>,
-    hook_policy: Option<&str>,
+    hook_policy: Option<Option<&str>>,
     started: Instant,
 ) -> Decided {
     let parsed = input.and_then(|bytes| agent.parse(&bytes));
@@ -512,7 +521,7 @@ pub fn decide(
             return fail(
                 agent,
                 &Scrubber::builtin(),
-                DEFAULT_LOG_PATH,
+                (DEFAULT_LOG_PATH, None),
                 "",
                 parsed.ok(),
                 &why,
@@ -529,7 +538,7 @@ pub fn decide(
             return fail(
                 agent,
                 registry.scrubber(),
-                &settings.log_path,
+                (&settings.log_path, Some(settings.log_chain)),
                 &hash,
                 None,
                 &why,
@@ -541,7 +550,7 @@ pub fn decide(
     // A shell call runs confined where the agent runs a rewritten input and
     // the kernel can confine it: it is decided so (`call.confined`), and an
     // allowed or asked call is rewritten to go through `zero-policy run`.
-    let confine = settings.enforce.shell && parsed.can_rewrite;
+    let confine = settings.enforce.shell && parsed.can_rewrite && hook_policy.is_some();
     let key = confine
         .then(|| confine::shell_key(registry, &call.tool))
         .flatten()
@@ -554,14 +563,14 @@ pub fn decide(
     let text = message(&reason, scrubber);
     let answer = match (&key, verdict) {
         (Some(key), Verdict::Allow | Verdict::Ask) => {
-            match rewrite(agent, &call, key, verdict, hook_policy) {
+            match rewrite(agent, &call, key, verdict, hook_policy.flatten()) {
                 Ok(updated) => agent.answer_rewritten(verdict, &text, &updated),
                 Err(why) => {
                     let why = format!("cannot run the call confined: {why}");
                     return fail(
                         agent,
                         scrubber,
-                        &settings.log_path,
+                        (&settings.log_path, Some(settings.log_chain)),
                         &hash,
                         Some(parsed),
                         &why,
@@ -593,15 +602,19 @@ pub fn decide(
         answer: verdict.as_str().into(),
         reason: text,
         matched,
+        rules: crate::log::RuleAt::of(&ev.matched),
         policy: hash,
         duration_us: elapsed_us(started),
         args,
-        blocked: Vec::new(),
+        ..Record::default()
     };
     Decided {
         answer,
         record,
         log_path: settings.log_path.clone(),
+        log_chain: Some(settings.log_chain),
+        syslog: settings.log_syslog.clone(),
+        otlp: settings.log_otlp.clone(),
     }
 }
 
@@ -640,7 +653,7 @@ fn rewrite(
 pub fn fail(
     agent: Agent,
     scrubber: &Scrubber,
-    log_path: &str,
+    (log_path, log_chain): (&str, Option<bool>),
     policy: &str,
     parsed: Option<Parsed>,
     why: &str,
@@ -670,10 +683,12 @@ pub fn fail(
             matched: Vec::new(),
             policy: policy.into(),
             duration_us: elapsed_us(started),
-            args: None,
-            blocked: Vec::new(),
+            ..Record::default()
         },
         log_path: log_path.into(),
+        log_chain,
+        syslog: None,
+        otlp: None,
     }
 }
 

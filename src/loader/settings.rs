@@ -142,6 +142,75 @@ impl Builder {
             {
                 self.settings.log_args = v.value;
             }
+            if let Some(v) = &log.chain
+                && self.setting("log.chain", file, v)
+            {
+                self.settings.log_chain = v.value;
+            }
+            if let Some(sys) = &log.syslog
+                && self.setting("log.syslog", file, &sys.address)
+            {
+                let address = sys.address.value.trim();
+                let queue = sys
+                    .queue
+                    .as_ref()
+                    .map_or(crate::log::syslog::DEFAULT_QUEUE, |q| q.value);
+                if address
+                    .rsplit_once(':')
+                    .is_none_or(|(host, port)| host.is_empty() || port.parse::<u16>().is_err())
+                {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("`log.syslog.address` `{address}` is not HOST:PORT"),
+                        )
+                        .at(origin(file, &sys.address).location())
+                        .help("give the receiver's host and TCP port, such as `127.0.0.1:6514`"),
+                    );
+                } else if queue == 0 {
+                    self.diags.push(
+                        Diagnostic::new(Code::InvalidValue, "`log.syslog.queue` is 0".to_string())
+                            .at(origin(file, &sys.address).location())
+                            .help("give the number of records held while the receiver is down, such as 1024"),
+                    );
+                } else {
+                    self.settings.log_syslog = Some(crate::log::syslog::Target {
+                        address: address.to_string(),
+                        queue,
+                    });
+                }
+            }
+        }
+        if let Some(log) = &raw.log
+            && let Some(otlp) = &log.otlp
+            && self.setting("log.otlp", file, &otlp.endpoint)
+        {
+            let url = otlp.endpoint.value.trim();
+            let queue = otlp
+                .queue
+                .as_ref()
+                .map_or(crate::log::syslog::DEFAULT_QUEUE, |q| q.value);
+            match crate::log::otlp::endpoint(url) {
+                Err(e) => self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("`log.otlp.endpoint` {e}"),
+                    )
+                    .at(origin(file, &otlp.endpoint).location())
+                    .help("give the collector's logs endpoint, such as `http://127.0.0.1:4318/v1/logs`"),
+                ),
+                Ok(_) if queue == 0 => self.diags.push(
+                    Diagnostic::new(Code::InvalidValue, "`log.otlp.queue` is 0".to_string())
+                        .at(origin(file, &otlp.endpoint).location())
+                        .help("give the number of records held while the collector is down, such as 1024"),
+                ),
+                Ok(_) => {
+                    self.settings.log_otlp = Some(crate::log::otlp::Target {
+                        endpoint: url.to_string(),
+                        queue,
+                    });
+                }
+            }
         }
         if let Some(hooks) = &raw.hooks
             && let Some(v) = &hooks.unknown_tool

@@ -5,6 +5,14 @@
 //! file opened with `O_APPEND`, which the kernel applies atomically for a
 //! regular file. A line that cannot be written is reported to the caller (the
 //! hook prints it on stderr); the decision stands.
+//!
+//! With `settings.log.chain` each line also carries `seq` and `prev`, the
+//! SHA-256 of the line before it ([`chain`]), written under an exclusive lock.
+
+pub mod chain;
+pub mod otlp;
+pub mod ship;
+pub mod syslog;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +23,7 @@ use serde::Serialize;
 use crate::diagnostic::SourceFile;
 
 /// One decision, as logged.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Record {
     /// When the decision was made, RFC 3339 in UTC with milliseconds.
     pub time: String,
@@ -35,8 +43,18 @@ pub struct Record {
     pub reason: String,
     /// The ids of the rules that matched.
     pub matched: Vec<String>,
+    /// The rules that matched, each with the file and line it is written at.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleAt>,
     /// A hash of the loaded files' names and texts, see [`policy_hash`].
     pub policy: String,
+    /// The version of the signed bundle the policy came from, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// Something the operator should know about this call's policy, such as
+    /// a bundle that was refused while the last good one stays in force.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// How long the hook took, from start to answer.
     pub duration_us: u64,
     /// The call's arguments, scrubbed; absent with `log.args: omit`.
@@ -46,6 +64,46 @@ pub struct Record {
     /// `what target (ERROR)`; absent when none was looked for or found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<String>,
+    /// With `log.chain`: this line's place in the chain, one more than the
+    /// line before it (1 for the first chained line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// With `log.chain`: the SHA-256 (hex) of the line before this one,
+    /// without its newline; of the empty string for the first line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prev: Option<String>,
+}
+
+/// A matched rule and where it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleAt {
+    /// The rule id.
+    pub id: String,
+    /// The file it is written in.
+    pub file: String,
+    /// The line of its id.
+    pub line: usize,
+}
+
+impl RuleAt {
+    /// The matched rules of an evaluation, in its order, each once.
+    #[must_use]
+    pub fn of(matched: &[crate::dispatch::MatchedRule]) -> Vec<RuleAt> {
+        let mut out: Vec<RuleAt> = Vec::with_capacity(matched.len());
+        for m in matched {
+            if !out
+                .iter()
+                .any(|r| r.id == m.id && r.file == m.file && r.line == m.line)
+            {
+                out.push(RuleAt {
+                    id: m.id.clone(),
+                    file: m.file.clone(),
+                    line: m.line,
+                });
+            }
+        }
+        out
+    }
 }
 
 impl Record {
@@ -149,30 +207,80 @@ pub fn home() -> Option<PathBuf> {
 /// The folder or file cannot be created or opened, or the write fails or is
 /// short; the message names the file.
 pub fn append(path: &Path, line: &str) -> Result<(), String> {
-    let fail = |e: &dyn std::fmt::Display| {
-        format!("cannot write the decision log `{}`: {e}", path.display())
-    };
+    let mut file = open_append(path, false)?;
+    write_whole(&mut file, path, line)
+}
+
+/// Whether a record is appended hash-chained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    /// Plain, as [`append`] (`log.chain: false`).
+    Off,
+    /// Chained ([`chain::append`], `log.chain: true`).
+    On,
+    /// Chained if the file's last line is: for a line written when the
+    /// policy (and so `log.chain`) could not be read, which must not break
+    /// a chain.
+    Follow,
+}
+
+impl From<Option<bool>> for Chain {
+    fn from(setting: Option<bool>) -> Chain {
+        match setting {
+            Some(true) => Chain::On,
+            Some(false) => Chain::Off,
+            None => Chain::Follow,
+        }
+    }
+}
+
+/// Appends a record as `chain` says.
+///
+/// # Errors
+/// As [`append`], or the lock or the last line cannot be read.
+pub fn append_record(path: &Path, record: &Record, chain: Chain) -> Result<(), String> {
+    match chain {
+        Chain::Off => append(path, &record.line()),
+        Chain::On => chain::append(path, record, false),
+        Chain::Follow => chain::append(path, record, true),
+    }
+}
+
+/// What a failure to write `path` says.
+fn cannot_write(path: &Path, e: &dyn std::fmt::Display) -> String {
+    format!("cannot write the decision log `{}`: {e}", path.display())
+}
+
+/// Opens the log for appending (and reading, for the chain), creating it
+/// and its folders.
+fn open_append(path: &Path, read: bool) -> Result<std::fs::File, String> {
     if let Some(parent) = path.parent()
         && !parent.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(parent).map_err(|e| fail(&e))?;
+        std::fs::create_dir_all(parent).map_err(|e| cannot_write(path, &e))?;
     }
     let mut options = std::fs::OpenOptions::new();
-    options.append(true).create(true);
+    options.append(true).create(true).read(read);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(path).map_err(|e| fail(&e))?;
+    options.open(path).map_err(|e| cannot_write(path, &e))
+}
+
+/// Writes one line with one `write` call.
+fn write_whole(file: &mut std::fs::File, path: &Path, line: &str) -> Result<(), String> {
     // INVARIANT: one `write` call per line; `write_all` could split it into
     // several writes, and another hook's line could land between them.
-    let written = file.write(line.as_bytes()).map_err(|e| fail(&e))?;
+    let written = file
+        .write(line.as_bytes())
+        .map_err(|e| cannot_write(path, &e))?;
     if written != line.len() {
-        return Err(fail(&format!(
-            "only {written} of {} bytes were written",
-            line.len()
-        )));
+        return Err(cannot_write(
+            path,
+            &format!("only {written} of {} bytes were written", line.len()),
+        ));
     }
     Ok(())
 }

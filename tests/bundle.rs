@@ -1,0 +1,457 @@
+//! `zero-policy bundle build|sign|verify` against the real `minisign` tool
+//! (Debian's, both ways), and `hook`/`serve` taking their policy from a
+//! signed bundle: verified before use, the last good one kept, fail closed
+//! with none.
+#![expect(clippy::unwrap_used, reason = "tests")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+struct Env {
+    root: PathBuf,
+}
+
+impl Env {
+    fn new(name: &str) -> Env {
+        let root = std::env::temp_dir().join(format!("zp-bundle-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("home")).unwrap();
+        std::fs::create_dir_all(root.join("work")).unwrap();
+        Env { root }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// A minisign key pair made by the `minisign` tool, without a password.
+    fn keygen(&self, name: &str) -> (PathBuf, PathBuf) {
+        let (public, secret) = (
+            self.path(&format!("{name}.pub")),
+            self.path(&format!("{name}.key")),
+        );
+        let out = Command::new("minisign")
+            .args(["-G", "-W", "-f", "-p"])
+            .arg(&public)
+            .arg("-s")
+            .arg(&secret)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        (public, secret)
+    }
+
+    fn zp<S: AsRef<std::ffi::OsStr>>(&self, args: impl IntoIterator<Item = S>) -> Output {
+        self.zp_home(args, &self.path("home"))
+    }
+
+    fn zp_home<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = S>,
+        home: &Path,
+    ) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+            .args(args)
+            .current_dir(self.path("work"))
+            .env("HOME", home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("ZERO_POLICY_CACHE")
+            .env_remove("ZERO_POLICY_PATH")
+            .env_remove("ZERO_POLICY_BUNDLE")
+            .env_remove("ZERO_POLICY_BUNDLE_KEY")
+            .output()
+            .unwrap()
+    }
+
+    /// One Claude Code hook event through `--bundle FILE --key PUBKEY`.
+    fn hook(&self, bundle: &Path, key: &Path, command: &str, home: &Path) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+            .args(["hook", "claude-code"])
+            .current_dir(self.path("work"))
+            .env("HOME", home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("ZERO_POLICY_CACHE")
+            .env_remove("ZERO_POLICY_PATH")
+            .env("ZERO_POLICY_BUNDLE", bundle)
+            .env("ZERO_POLICY_BUNDLE_KEY", key)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let event = serde_json::json!({
+            "session_id": "s1",
+            "cwd": self.path("work"),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+        });
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(event.to_string().as_bytes()).unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    }
+
+    fn log(&self, home: &Path) -> Vec<Value> {
+        std::fs::read_to_string(home.join(".local/state/zero-policy/decisions.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn redact(&self, text: &[u8]) -> String {
+        String::from_utf8_lossy(text).replace(&self.root.display().to_string(), "[DIR]")
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn repo(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)
+}
+
+/// Builds a bundle of the shipped policies, manifests and profiles.
+fn build(env: &Env, name: &str, version: &str) -> PathBuf {
+    let out = env.path(name);
+    let run = env.zp([
+        "bundle".as_ref(),
+        "build".as_ref(),
+        repo("policies").as_os_str(),
+        repo("manifests").as_os_str(),
+        repo("profiles").as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+        "--version".as_ref(),
+        version.as_ref(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    out
+}
+
+fn minisign_sign(file: &Path, secret: &Path) {
+    let out = Command::new("minisign")
+        .arg("-S")
+        .arg("-m")
+        .arg(file)
+        .arg("-s")
+        .arg(secret)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn build_is_deterministic_and_signatures_interoperate_with_minisign_both_ways() {
+    let env = Env::new("interop");
+    let (public, secret) = env.keygen("team");
+    let a = build(&env, "a.bundle", "2026.12.05");
+    // The same folders copied elsewhere: the same bytes.
+    for dir in ["policies", "manifests", "profiles"] {
+        let to = env.path(&format!("copy/{dir}"));
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(repo(dir)).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    let b = env.path("b.bundle");
+    let run = env.zp([
+        "bundle".as_ref(),
+        "build".as_ref(),
+        env.path("copy/policies").as_os_str(),
+        env.path("copy/manifests").as_os_str(),
+        env.path("copy/profiles").as_os_str(),
+        "-o".as_ref(),
+        b.as_os_str(),
+        "--version".as_ref(),
+        "2026.12.05".as_ref(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // A plain tar: `tar` lists it.
+    let listed = Command::new("tar").arg("tf").arg(&a).output().unwrap();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert!(listed.starts_with("zero-policy-bundle.json\n"), "{listed}");
+    assert!(listed.contains("\npolicies/default.yaml\n"), "{listed}");
+    assert!(listed.contains("\nprofiles/strict.yaml\n"), "{listed}");
+
+    // Signed by minisign, verified by us.
+    minisign_sign(&a, &secret);
+    let out = env.zp([
+        "bundle".as_ref(),
+        "verify".as_ref(),
+        a.as_os_str(),
+        "--key".as_ref(),
+        public.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // The digests change with the shipped files: the layout is what is checked.
+    insta::with_settings!({filters => vec![(r"\b[0-9a-f]{64}\b", "[SHA256]")]}, {
+        insta::assert_snapshot!("verify_good", env.redact(&out.stdout));
+    });
+
+    // Signed by us, verified by minisign.
+    let out = env.zp([
+        "bundle".as_ref(),
+        "sign".as_ref(),
+        b.as_os_str(),
+        "--key".as_ref(),
+        secret.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        env.redact(&out.stdout),
+        "wrote [DIR]/b.bundle.minisig: version 2026.12.05\n"
+    );
+    let out = Command::new("minisign")
+        .arg("-V")
+        .arg("-m")
+        .arg(&b)
+        .arg("-p")
+        .arg(&public)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "Signature and comment signature verified\nTrusted comment: zero-policy bundle 2026.12.05\n"
+    );
+
+    // The key given as text rather than a file, and JSON output.
+    let key_text = std::fs::read_to_string(&public).unwrap();
+    let key_line = key_text.lines().nth(1).unwrap();
+    let out = env.zp([
+        "bundle".as_ref(),
+        "verify".as_ref(),
+        b.as_os_str(),
+        "--key".as_ref(),
+        key_line.as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["good"], true);
+    assert_eq!(v["version"], "2026.12.05");
+    assert_eq!(v["files"].as_array().unwrap().len(), 10);
+}
+
+#[test]
+fn forged_edited_and_malformed_bundles_are_refused() {
+    let env = Env::new("refused");
+    let (public, secret) = env.keygen("team");
+    let (_, other_secret) = env.keygen("other");
+    let good = build(&env, "good.bundle", "v1");
+    minisign_sign(&good, &secret);
+    let verify = |file: &Path| {
+        let out = env.zp([
+            "bundle".as_ref(),
+            "verify".as_ref(),
+            file.as_os_str(),
+            "--key".as_ref(),
+            public.as_os_str(),
+        ]);
+        (out.status.code().unwrap(), env.redact(&out.stdout))
+    };
+    assert_eq!(verify(&good).0, 0);
+
+    // Signed by another key.
+    let forged = env.path("forged.bundle");
+    std::fs::copy(&good, &forged).unwrap();
+    minisign_sign(&forged, &other_secret);
+    // One byte of a policy changed after signing.
+    let bytes = std::fs::read(&good).unwrap();
+    let at = bytes
+        .windows(8)
+        .position(|w| w == b"rm -rf /")
+        .unwrap_or(5000);
+    let mut edited = bytes.clone();
+    edited[at] ^= 1;
+    let edited_path = env.path("edited.bundle");
+    std::fs::write(&edited_path, &edited).unwrap();
+    std::fs::copy(
+        env.path("good.bundle.minisig"),
+        env.path("edited.bundle.minisig"),
+    )
+    .unwrap();
+    // The same change, then signed: the signature is good, the digest is not.
+    let resigned = env.path("resigned.bundle");
+    std::fs::write(&resigned, &edited).unwrap();
+    minisign_sign(&resigned, &secret);
+    // Cut short, then signed.
+    let truncated = env.path("truncated.bundle");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 1024 - 512]).unwrap();
+    minisign_sign(&truncated, &secret);
+    // No signature at all.
+    let unsigned = env.path("unsigned.bundle");
+    std::fs::copy(&good, &unsigned).unwrap();
+
+    let results: Vec<String> = [&forged, &edited_path, &resigned, &truncated, &unsigned]
+        .iter()
+        .map(|f| {
+            let (code, text) = verify(f);
+            format!("exit {code}: {text}")
+        })
+        .collect();
+    // Key ids are random: each key is made fresh.
+    insta::with_settings!({filters => vec![(r"\b[0-9A-F]{16}\b", "[KEYID]")]}, {
+        insta::assert_snapshot!("verify_refused", results.join(""));
+    });
+
+    // Missing file: could not run.
+    assert_eq!(verify(&env.path("missing.bundle")).0, 2);
+}
+
+#[test]
+fn the_hook_uses_a_verified_bundle_keeps_the_last_good_one_and_fails_closed_without_one() {
+    let env = Env::new("hook");
+    let (public, secret) = env.keygen("team");
+    let (_, other_secret) = env.keygen("other");
+    let home = env.path("home");
+    let bundle = build(&env, "team.bundle", "v1");
+    minisign_sign(&bundle, &secret);
+
+    let out = env.hook(&bundle, &public, "rm -rf /", &home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    let log = env.log(&home);
+    assert_eq!(log[0]["bundle"], "v1");
+    assert_eq!(log[0]["decision"], "deny");
+    assert!(
+        log[0]["rules"][0]["file"]
+            .as_str()
+            .unwrap()
+            .starts_with("policies/"),
+        "{}",
+        log[0]
+    );
+    assert!(log[0].get("note").is_none());
+    // The last good bundle is kept, signed, in the cache.
+    let cached: Vec<PathBuf> = std::fs::read_dir(home.join(".cache/zero-policy/bundles"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(
+        std::fs::read(cached[0].join("bundle.tar")).unwrap(),
+        std::fs::read(&bundle).unwrap()
+    );
+
+    // A forged v2 (another key): refused, v1 stays in force, said on stderr and in the log.
+    let forged = build(&env, "team.bundle", "v2-forged");
+    minisign_sign(&forged, &other_secret);
+    let out = env.hook(&bundle, &public, "git status", &home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stderr = env.redact(&out.stderr);
+    let first = stderr.lines().next().unwrap();
+    assert!(
+        first.starts_with("zero-policy: the bundle `[DIR]/team.bundle` is refused: its signature does not verify: Signature key id: "),
+        "{stderr}"
+    );
+    assert!(
+        first.ends_with("; the last good bundle `v1` stays in force"),
+        "{stderr}"
+    );
+    let log = env.log(&home);
+    assert_eq!(log[1]["bundle"], "v1");
+    assert_eq!(log[1]["decision"], "allow");
+    assert!(
+        log[1]["note"].as_str().unwrap().contains("is refused"),
+        "{}",
+        log[1]
+    );
+
+    // A good v2: in force.
+    let v2 = build(&env, "team.bundle", "v2");
+    minisign_sign(&v2, &secret);
+    let out = env.hook(&bundle, &public, "git status", &home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(env.log(&home)[2]["bundle"], "v2");
+
+    // A fresh machine that never saw a good bundle, given a forged one: blocked.
+    minisign_sign(&bundle, &other_secret);
+    let fresh = env.path("fresh-home");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let out = env.hook(&bundle, &public, "git status", &fresh);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let stderr = env.redact(&out.stderr);
+    assert!(stderr.starts_with("zero-policy: the call is blocked: the bundle `[DIR]/team.bundle` is refused: its signature does not verify"), "{stderr}");
+    assert!(
+        stderr.contains("and no good bundle was seen before"),
+        "{stderr}"
+    );
+    let log = env.log(&fresh);
+    assert_eq!(log[0]["decision"], "error");
+    assert_eq!(log[0]["answer"], "deny");
+
+    // A bundle without a key: blocked too.
+    let out = env.zp_home(
+        [
+            "hook".as_ref(),
+            "claude-code".as_ref(),
+            "--bundle".as_ref(),
+            bundle.as_os_str(),
+        ],
+        &fresh,
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        env.redact(&out.stderr)
+            .contains("has no key to verify it with")
+    );
+}
+
+#[test]
+fn serve_starts_on_a_verified_bundle_and_refuses_to_start_without_one() {
+    let env = Env::new("serve");
+    let (public, secret) = env.keygen("team");
+    let (_, other_secret) = env.keygen("other");
+    let bundle = build(&env, "team.bundle", "v7");
+    minisign_sign(&bundle, &other_secret);
+    let out = env.zp([
+        "serve".as_ref(),
+        "--bundle".as_ref(),
+        bundle.as_os_str(),
+        "--key".as_ref(),
+        public.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        env.redact(&out.stderr)
+            .contains("the gateway does not start"),
+        "{out:?}"
+    );
+
+    minisign_sign(&bundle, &secret);
+    // Standard input is empty: the gateway starts, then stops cleanly.
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["serve", "--bundle"])
+        .arg(&bundle)
+        .arg("--key")
+        .arg(&public)
+        .current_dir(env.path("work"))
+        .env("HOME", env.path("home"))
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("ZERO_POLICY_CACHE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        env.redact(&out.stderr)
+            .contains("zero-policy serve: bundle `v7` is in force"),
+        "{out:?}"
+    );
+}

@@ -1,0 +1,179 @@
+//! Decision records sent as OTLP/HTTP JSON logs to a stand-in collector
+//! (tests/fixtures/otlp/collector.py, a real HTTP server) that decodes each
+//! payload with the official OpenTelemetry definitions (PyPI
+//! `opentelemetry-proto`), not with our own parser.
+//!
+//! Needs `.ci/mcp-deps.sh` (the venv with `opentelemetry-proto`).
+#![expect(clippy::unwrap_used, reason = "tests")]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+struct Collector {
+    child: Child,
+    port: u16,
+    received: PathBuf,
+}
+
+impl Collector {
+    fn start(dir: &Path) -> Collector {
+        let received = dir.join("received.jsonl");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/otlp/collector.py");
+        let mut child = Command::new(common::python())
+            .arg(common::require(script))
+            .arg(&received)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap();
+        Collector {
+            child,
+            port,
+            received,
+        }
+    }
+
+    fn wait_for(&self, n: usize) -> Vec<Value> {
+        let started = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&self.received).unwrap_or_default();
+            if text.lines().count() >= n || started.elapsed() > Duration::from_secs(20) {
+                return text
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn hook(dir: &Path, endpoint: &str, command: &str) -> Output {
+    std::fs::create_dir_all(dir.join("settings")).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    std::fs::write(
+        dir.join("settings/log.yaml"),
+        format!("version: 1\nsettings:\n  log:\n    otlp:\n      endpoint: \"{endpoint}\"\n"),
+    )
+    .unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["hook", "claude-code"])
+        .arg(repo.join("policies"))
+        .arg(repo.join("manifests"))
+        .arg(dir.join("settings"))
+        .current_dir(dir.join("work"))
+        .env("HOME", dir.join("home"))
+        .env_remove("ZERO_POLICY_PATH")
+        .env_remove("ZERO_POLICY_BUNDLE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let event = serde_json::json!({
+        "session_id": "s1",
+        "cwd": dir.join("work"),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(event.to_string().as_bytes()).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn the_collector_decodes_each_decision_with_its_rules_at_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("zp-otlp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let collector = Collector::start(&dir);
+    let endpoint = format!("http://127.0.0.1:{}/v1/logs", collector.port);
+    let out = hook(&dir, &endpoint, "rm -rf /");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let out = hook(&dir, &endpoint, "git status");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let got = collector.wait_for(2);
+    assert_eq!(got.len(), 2, "{got:?}");
+
+    let deny = &got[0];
+    assert_eq!(deny["severity_number"], 13);
+    assert_eq!(deny["severity_text"], "WARN");
+    assert_eq!(deny["scope"], "zero-policy");
+    assert_eq!(deny["resource"]["service.name"], "zero-policy");
+    assert_eq!(deny["attributes"]["zero_policy.decision"], "deny");
+    assert_eq!(deny["attributes"]["zero_policy.tool"], "Bash");
+    assert_eq!(deny["attributes"]["zero_policy.front"], "hook:claude-code");
+    let local =
+        std::fs::read_to_string(dir.join("home/.local/state/zero-policy/decisions.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(local.lines().next().unwrap()).unwrap();
+    // The body is the local log's line; its rules are the attribute's.
+    assert_eq!(
+        serde_json::from_str::<Value>(deny["body"].as_str().unwrap()).unwrap(),
+        first
+    );
+    let rules: Vec<String> = first["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}@{}:{}",
+                r["id"].as_str().unwrap(),
+                r["file"].as_str().unwrap(),
+                r["line"]
+            )
+        })
+        .collect();
+    assert!(!rules.is_empty());
+    assert_eq!(
+        deny["attributes"]["zero_policy.rules"],
+        serde_json::json!(rules)
+    );
+    // The record's time, in nanoseconds: within a day of now.
+    let nanos = deny["time_unix_nano"].as_u64().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    assert!(now.abs_diff(nanos) < 86_400_000_000_000, "{nanos} vs {now}");
+
+    assert_eq!(got[1]["severity_number"], 9);
+    assert_eq!(got[1]["attributes"]["zero_policy.decision"], "allow");
+    drop(collector);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_https_endpoint_is_a_load_error_and_the_hook_fails_closed() {
+    let dir = std::env::temp_dir().join(format!("zp-otlp-https-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = hook(&dir, "https://collector.example/v1/logs", "git status");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("only `http://` is supported"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

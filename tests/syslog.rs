@@ -1,0 +1,210 @@
+//! Decision records reach a real rsyslog (`rsyslogd`, started by the test on
+//! a loopback port, writing what it receives to a file) as RFC 5424 messages
+//! over TCP with octet-counting framing; a receiver that is down never holds
+//! up a decision.
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Rsyslog {
+    child: Child,
+    received: PathBuf,
+    port: u16,
+}
+
+impl Rsyslog {
+    fn start(dir: &Path) -> Rsyslog {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let work = dir.join("rsyslog-work");
+        std::fs::create_dir_all(&work).unwrap();
+        let received = dir.join("received.log");
+        let conf = dir.join("rsyslog.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                r#"global(workDirectory="{work}")
+module(load="imtcp")
+template(name="raw" type="string" string="%rawmsg%\n")
+ruleset(name="zp") {{
+  action(type="omfile" file="{received}" template="raw" flushOnTXEnd="on" asyncWriting="off")
+}}
+input(type="imtcp" port="{port}" address="127.0.0.1" ruleset="zp")
+"#,
+                work = work.display(),
+                received = received.display(),
+            ),
+        )
+        .unwrap();
+        let child = Command::new("rsyslogd")
+            .arg("-n")
+            .arg("-f")
+            .arg(&conf)
+            .arg("-i")
+            .arg(dir.join("rsyslog.pid"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("rsyslogd: {e} (apt-get install rsyslog)"));
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "rsyslogd did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Rsyslog {
+            child,
+            received,
+            port,
+        }
+    }
+
+    /// What it has written once it holds `n` messages (or after 20 s).
+    fn wait_for(&self, n: usize) -> String {
+        let started = Instant::now();
+        loop {
+            let text = std::fs::read_to_string(&self.received).unwrap_or_default();
+            if text.lines().count() >= n || started.elapsed() > Duration::from_secs(20) {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Rsyslog {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zp-syslog-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("home")).unwrap();
+    std::fs::create_dir_all(d.join("work")).unwrap();
+    std::fs::create_dir_all(d.join("settings")).unwrap();
+    d
+}
+
+fn hook(dir: &Path, address: &str, command: &str) -> Output {
+    std::fs::write(
+        dir.join("settings/log.yaml"),
+        format!("version: 1\nsettings:\n  log:\n    syslog:\n      address: \"{address}\"\n"),
+    )
+    .unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["hook", "claude-code"])
+        .arg(repo.join("policies"))
+        .arg(repo.join("manifests"))
+        .arg(dir.join("settings"))
+        .current_dir(dir.join("work"))
+        .env("HOME", dir.join("home"))
+        .env_remove("ZERO_POLICY_PATH")
+        .env_remove("ZERO_POLICY_BUNDLE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let event = serde_json::json!({
+        "session_id": "s1",
+        "cwd": dir.join("work"),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(event.to_string().as_bytes()).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn rsyslog_receives_each_decision_with_its_rules_at_file_and_line() {
+    let d = dir("rsyslog");
+    let rsyslog = Rsyslog::start(&d);
+    let address = format!("127.0.0.1:{}", rsyslog.port);
+    let out = hook(&d, &address, "rm -rf /");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let out = hook(&d, &address, "git status");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let received = rsyslog.wait_for(2);
+    let lines: Vec<&str> = received.lines().collect();
+    assert_eq!(lines.len(), 2, "{received}");
+
+    // The deny: severity warning (13*8+4), the structured data, and the log line.
+    let deny = lines[0];
+    assert!(deny.starts_with("<108>1 "), "{deny}");
+    assert!(deny.contains(" zero-policy "), "{deny}");
+    assert!(
+        deny.contains(r#"[zero-policy@32473 decision="deny" tool="Bash" front="hook:claude-code" policy="sha256:"#),
+        "{deny}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&deny[deny.find("] {").unwrap() + 2..]).unwrap();
+    assert_eq!(json["decision"], "deny");
+    assert_eq!(json["args"]["command"], "rm -rf /");
+    // Every matched rule, as id@file:line in the structured data.
+    let rules = json["rules"].as_array().unwrap();
+    assert!(!rules.is_empty(), "{json}");
+    for r in rules {
+        let at = format!(
+            "{}@{}:{}",
+            r["id"].as_str().unwrap(),
+            r["file"].as_str().unwrap(),
+            r["line"]
+        );
+        assert!(
+            at.contains("/policies/") && deny.contains(&at),
+            "{at} in {deny}"
+        );
+    }
+    // The same record as the local log's.
+    let local =
+        std::fs::read_to_string(d.join("home/.local/state/zero-policy/decisions.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(local.lines().next().unwrap()).unwrap();
+    assert_eq!(first, json);
+
+    // The allow: informational (13*8+6).
+    assert!(lines[1].starts_with("<110>1 "), "{}", lines[1]);
+    assert!(lines[1].contains(r#"decision="allow""#), "{}", lines[1]);
+    drop(rsyslog);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_receiver_that_is_down_does_not_change_the_answer_and_is_reported() {
+    let d = dir("down");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = hook(&d, &format!("127.0.0.1:{port}"), "rm -rf /");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "zero-policy: the decision did not reach syslog `127.0.0.1:{port}` within 300 ms; it is in the local log only\n"
+        )
+    );
+    let local =
+        std::fs::read_to_string(d.join("home/.local/state/zero-policy/decisions.jsonl")).unwrap();
+    assert_eq!(local.lines().count(), 1);
+    let _ = std::fs::remove_dir_all(&d);
+}
