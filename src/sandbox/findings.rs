@@ -131,7 +131,9 @@ fn address(args: &str) -> String {
         let end = i + args[i..].find(['"', ')'])?;
         Some(args[i..end].to_string())
     };
-    if let Some(path) = first_quoted(args) {
+    if args.contains("AF_UNIX")
+        && let Some(path) = first_quoted(args)
+    {
         return path;
     }
     let host = field("inet_addr(\"").or_else(|| field("inet_pton(AF_INET6, \""));
