@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -67,41 +67,11 @@ impl Drop for Collector {
 }
 
 fn hook(dir: &Path, endpoint: &str, command: &str) -> Output {
-    std::fs::create_dir_all(dir.join("settings")).unwrap();
-    std::fs::create_dir_all(dir.join("home")).unwrap();
-    std::fs::create_dir_all(dir.join("work")).unwrap();
-    std::fs::write(
-        dir.join("settings/log.yaml"),
-        format!("version: 1\nsettings:\n  log:\n    otlp:\n      endpoint: \"{endpoint}\"\n"),
+    common::claude_bash_hook(
+        dir,
+        &format!("    otlp:\n      endpoint: \"{endpoint}\"\n"),
+        command,
     )
-    .unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
-        .args(["hook", "claude-code"])
-        .arg(repo.join("policies"))
-        .arg(repo.join("manifests"))
-        .arg(dir.join("settings"))
-        .current_dir(dir.join("work"))
-        .env("HOME", dir.join("home"))
-        .env_remove("ZERO_POLICY_PATH")
-        .env_remove("ZERO_POLICY_BUNDLE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let event = serde_json::json!({
-        "session_id": "s1",
-        "cwd": dir.join("work"),
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": command},
-    });
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(event.to_string().as_bytes()).unwrap();
-    drop(stdin);
-    child.wait_with_output().unwrap()
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! up a decision.
 #![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
-use std::io::Write;
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -97,38 +98,11 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn hook(dir: &Path, address: &str, command: &str) -> Output {
-    std::fs::write(
-        dir.join("settings/log.yaml"),
-        format!("version: 1\nsettings:\n  log:\n    syslog:\n      address: \"{address}\"\n"),
+    common::claude_bash_hook(
+        dir,
+        &format!("    syslog:\n      address: \"{address}\"\n"),
+        command,
     )
-    .unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
-        .args(["hook", "claude-code"])
-        .arg(repo.join("policies"))
-        .arg(repo.join("manifests"))
-        .arg(dir.join("settings"))
-        .current_dir(dir.join("work"))
-        .env("HOME", dir.join("home"))
-        .env_remove("ZERO_POLICY_PATH")
-        .env_remove("ZERO_POLICY_BUNDLE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let event = serde_json::json!({
-        "session_id": "s1",
-        "cwd": dir.join("work"),
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": command},
-    });
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(event.to_string().as_bytes()).unwrap();
-    drop(stdin);
-    child.wait_with_output().unwrap()
 }
 
 #[test]

@@ -79,3 +79,50 @@ pub fn json_tree(
     })
     .boxed()
 }
+
+/// Runs `zero-policy hook claude-code` on one `Bash` event, in `dir` (its
+/// `work` folder, its `home` as HOME), with the shipped policy and the
+/// settings file `dir/settings/log.yaml` holding `log_settings` (the YAML under
+/// `settings.log:`, indented by four).
+#[allow(clippy::panic, reason = "a test helper: a failure is the test's")]
+pub fn claude_bash_hook(dir: &Path, log_settings: &str, command: &str) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    for sub in ["settings", "home", "work"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap_or_else(|e| panic!("cannot make {sub}: {e}"));
+    }
+    std::fs::write(
+        dir.join("settings/log.yaml"),
+        format!("version: 1\nsettings:\n  log:\n{log_settings}"),
+    )
+    .unwrap_or_else(|e| panic!("cannot write the settings: {e}"));
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["hook", "claude-code"])
+        .arg(repo.join("policies"))
+        .arg(repo.join("manifests"))
+        .arg(dir.join("settings"))
+        .current_dir(dir.join("work"))
+        .env("HOME", dir.join("home"))
+        .env_remove("ZERO_POLICY_PATH")
+        .env_remove("ZERO_POLICY_BUNDLE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the hook: {e}"));
+    let event = serde_json::json!({
+        "session_id": "s1",
+        "cwd": dir.join("work"),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    });
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(event.to_string().as_bytes());
+    }
+    child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("the hook did not finish: {e}"))
+}
