@@ -91,6 +91,15 @@ pub fn parse(trace: &str) -> Vec<Blocked> {
         let quoted = first_quoted(args);
         let (what, target) = match name {
             "connect" => ("connect".to_string(), address(args)),
+            // `socket(AF_UNIX, …)`: the family is what was refused.
+            "socket" | "socketpair" => (
+                name.to_string(),
+                args.split(',')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string(),
+            ),
             "execve" | "execveat" => ("exec".to_string(), quoted.unwrap_or_default()),
             "openat" | "open" | "creat" => {
                 let writes = args.contains("O_WRONLY")
@@ -159,6 +168,7 @@ mod tests {
 26811 execve("/tmp/x", ["/tmp/x"], 0x7ffd /* 20 vars */) = -1 EACCES (Permission denied)
 26812 unlinkat(AT_FDCWD, "src/main.rs", 0) = -1 EROFS (Read-only file system)
 26812 openat(AT_FDCWD, "/root/.bashrc", O_RDONLY) = -1 EACCES (Permission denied)
+26813 socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK, 0) = -1 EPERM (Operation not permitted)
 26714 mount("none", "/", NULL, MS_REC|MS_PRIVATE, NULL) = -1 EPERM (Operation not permitted)
 "#;
         let found: Vec<String> = parse(trace).iter().map(ToString::to_string).collect();
@@ -168,6 +178,7 @@ mod tests {
                 "connect 1.1.1.1:80 (EACCES)",
                 "exec /tmp/x (EACCES)",
                 "read /root/.bashrc (EACCES)",
+                "socket AF_UNIX (EPERM)",
                 "write /etc/zz (EACCES)",
                 "write src/main.rs (EROFS)",
             ]

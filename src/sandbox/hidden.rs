@@ -106,6 +106,10 @@ pub fn resolve_within(envelope: &Envelope, bounds: Bounds) -> Result<Hidden, San
             }
         }
     }
+    for walk in &mut walks {
+        walk.sets.compile()?;
+    }
+    floating.compile()?;
     if !floating.is_empty() {
         for root in &envelope.search {
             walks.push(Walk {
@@ -151,7 +155,17 @@ impl Sets {
         {
             list.push(folder.to_owned());
         }
-        self.compiled = Some((build(&self.reads)?, build(&self.writes)?));
+        // Each glob is checked as it comes; the sets are compiled once, by
+        // `compile` (compiling them at every glob cost tens of milliseconds).
+        build(std::slice::from_ref(&glob.to_owned()))?;
+        self.compiled = None;
+        Ok(())
+    }
+
+    fn compile(&mut self) -> Result<(), SandboxError> {
+        if self.compiled.is_none() {
+            self.compiled = Some((build(&self.reads)?, build(&self.writes)?));
+        }
         Ok(())
     }
 
