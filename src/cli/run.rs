@@ -130,6 +130,9 @@ fn fail(code: u8, why: &str) -> u8 {
 #[must_use]
 pub fn run(args: &Args) -> u8 {
     let started = Instant::now();
+    // One call, as in `hook`: glob lists build their automata only if the
+    // call compares a pattern with them (`lint` builds them all).
+    crate::effects::globs::defer_automata(true);
     let script = match script_of(args) {
         Ok(s) => s,
         Err(e) => return fail(crate::cli::EXIT_ERROR, &e),

@@ -155,9 +155,9 @@ impl Sets {
         {
             list.push(folder.to_owned());
         }
-        // Each glob is checked as it comes; the sets are compiled once, by
+        // Each glob is parsed as it comes; the sets are compiled once, by
         // `compile` (compiling them at every glob cost tens of milliseconds).
-        build(std::slice::from_ref(&glob.to_owned()))?;
+        parse(glob)?;
         self.compiled = None;
         Ok(())
     }
@@ -185,17 +185,21 @@ impl Sets {
     }
 }
 
+/// A glob parsed (not compiled to an automaton) as the walk reads it.
+fn parse(g: &str) -> Result<globset::Glob, SandboxError> {
+    GlobBuilder::new(g)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| SandboxError::Glob {
+            glob: g.to_owned(),
+            reason: e.kind().to_string(),
+        })
+}
+
 fn build(globs: &[String]) -> Result<GlobSet, SandboxError> {
     let mut set = GlobSetBuilder::new();
     for g in globs {
-        let glob = GlobBuilder::new(g)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| SandboxError::Glob {
-                glob: g.clone(),
-                reason: e.kind().to_string(),
-            })?;
-        set.add(glob);
+        set.add(parse(g)?);
     }
     set.build().map_err(|e| SandboxError::Glob {
         glob: globs.join(", "),
@@ -237,31 +241,53 @@ struct Walk {
     /// For an anchored walk, each glob's segments (`None` for `**`): a folder
     /// is entered only where some glob can match below it, so
     /// `/home/u/.*_history` lists `/home/u` and nothing under it.
-    shapes: Option<Vec<Vec<Option<globset::GlobMatcher>>>>,
+    shapes: Option<Vec<Vec<Option<Segment>>>>,
 }
 
 /// A glob's segments, each compiled on its own; `**` as `None`.
-fn shape(glob: &str) -> Result<Vec<Option<globset::GlobMatcher>>, SandboxError> {
+/// One segment of a glob's shape.
+#[derive(Debug)]
+enum Segment {
+    /// A name without wildcards, compared as it is (no automaton to build).
+    Literal(String),
+    /// A name with wildcards.
+    Glob(globset::GlobMatcher),
+}
+
+impl Segment {
+    fn is_match(&self, name: &std::ffi::OsStr) -> bool {
+        match self {
+            Segment::Literal(l) => name == l.as_str(),
+            Segment::Glob(m) => m.is_match(name),
+        }
+    }
+}
+
+fn shape(glob: &str) -> Result<Vec<Option<Segment>>, SandboxError> {
     glob.split('/')
         .filter(|p| !p.is_empty())
         .map(|seg| {
             if seg == "**" {
                 return Ok(None);
             }
-            GlobBuilder::new(seg)
-                .literal_separator(true)
-                .build()
-                .map(|g| Some(g.compile_matcher()))
-                .map_err(|e| SandboxError::Glob {
-                    glob: glob.to_owned(),
-                    reason: e.kind().to_string(),
+            if !seg.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+                return Ok(Some(Segment::Literal(seg.to_owned())));
+            }
+            parse(seg)
+                .map(|g| Some(Segment::Glob(g.compile_matcher())))
+                .map_err(|e| match e {
+                    SandboxError::Glob { reason, .. } => SandboxError::Glob {
+                        glob: glob.to_owned(),
+                        reason,
+                    },
+                    other => other,
                 })
         })
         .collect()
 }
 
 /// Whether a glob of this shape can match something inside `folder`.
-fn could_contain(shape: &[Option<globset::GlobMatcher>], folder: &Path) -> bool {
+fn could_contain(shape: &[Option<Segment>], folder: &Path) -> bool {
     let parts: Vec<_> = folder.components().skip(1).collect();
     for (i, part) in parts.iter().enumerate() {
         match shape.get(i) {
