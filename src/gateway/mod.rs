@@ -548,8 +548,8 @@ fn build_snapshot(
     })
 }
 
-/// A registered tool as MCP shows it: name, description, input schema. The
-/// server's annotations are not passed on: they are untrusted hints.
+/// A registered tool as `tool_search` shows it: name, description, input
+/// schema (`tools/list` shows more, see `listed_tool`).
 pub(crate) fn mcp_tool(t: &RegisteredTool) -> McpTool {
     let schema = match &*t.parameters {
         serde_json::Value::Object(m) => m.clone(),
