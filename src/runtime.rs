@@ -27,6 +27,12 @@ pub struct ToolOutput {
     pub notes: Vec<String>,
     /// The tool reported a failure (MCP `isError`).
     pub is_error: bool,
+    /// An MCP tool's content blocks as its server sent them, in order (empty
+    /// for other tools): what the gateway passes on. `text` and `notes`
+    /// summarise them.
+    pub content: Vec<rmcp::model::ContentBlock>,
+    /// An MCP result's `_meta`, as sent.
+    pub meta: Option<rmcp::model::MetaObject>,
 }
 
 impl ToolOutput {
@@ -38,6 +44,8 @@ impl ToolOutput {
             structured: None,
             notes: Vec::new(),
             is_error: false,
+            content: Vec::new(),
+            meta: None,
         }
     }
 }
@@ -153,6 +161,91 @@ pub fn scrub_output(scrubber: &Scrubber, out: &mut ToolOutput) {
     }
     if let Some(s) = &mut out.structured {
         scrubber.scrub_json(s);
+    }
+    for block in &mut out.content {
+        scrub_block(scrubber, block);
+    }
+    if let Some(meta) = &mut out.meta {
+        scrub_object(scrubber, &mut meta.0);
+    }
+}
+
+/// Scrubs a string in place, allocating only when something was found.
+fn scrub_in_place(scrubber: &Scrubber, text: &mut String) {
+    if let std::borrow::Cow::Owned(clean) = scrubber.scrub_str(text) {
+        *text = clean;
+    }
+}
+
+fn scrub_object(scrubber: &Scrubber, object: &mut serde_json::Map<String, serde_json::Value>) {
+    for v in object.values_mut() {
+        scrubber.scrub_json(v);
+    }
+}
+
+/// Scrubs a value of a kind this build does not know, through its JSON form.
+fn scrub_as_json<T: serde::Serialize + serde::de::DeserializeOwned>(
+    scrubber: &Scrubber,
+    value: &mut T,
+) {
+    if let Ok(mut v) = serde_json::to_value(&*value) {
+        scrubber.scrub_json(&mut v);
+        if let Ok(clean) = serde_json::from_value(v) {
+            *value = clean;
+        }
+    }
+}
+
+/// Scrubs one MCP content block in place: every text a person or model
+/// reads (text, an embedded text resource, a link's URI, name and
+/// description, `_meta`). Base64 data (images, audio, blobs) is left as is:
+/// scrubbing it would corrupt it, and a detector cannot see through it.
+pub fn scrub_block(scrubber: &Scrubber, block: &mut rmcp::model::ContentBlock) {
+    use rmcp::model::{ContentBlock, ResourceContents};
+    let meta = match block {
+        ContentBlock::Text(t) => {
+            scrub_in_place(scrubber, &mut t.text);
+            &mut t.meta
+        }
+        ContentBlock::Image(i) => &mut i.meta,
+        ContentBlock::Audio(a) => &mut a.meta,
+        ContentBlock::Resource(r) => {
+            match &mut r.resource {
+                ResourceContents::TextResourceContents {
+                    uri, text, meta, ..
+                } => {
+                    scrub_in_place(scrubber, uri);
+                    scrub_in_place(scrubber, text);
+                    if let Some(m) = meta {
+                        scrub_object(scrubber, &mut m.0);
+                    }
+                }
+                ResourceContents::BlobResourceContents { uri, meta, .. } => {
+                    scrub_in_place(scrubber, uri);
+                    if let Some(m) = meta {
+                        scrub_object(scrubber, &mut m.0);
+                    }
+                }
+                other => scrub_as_json(scrubber, other),
+            }
+            &mut r.meta
+        }
+        ContentBlock::ResourceLink(l) => {
+            scrub_in_place(scrubber, &mut l.uri);
+            scrub_in_place(scrubber, &mut l.name);
+            for t in [&mut l.title, &mut l.description].into_iter().flatten() {
+                scrub_in_place(scrubber, t);
+            }
+            &mut l.meta
+        }
+        // A block type this build does not know: scrub it as JSON.
+        other => {
+            scrub_as_json(scrubber, other);
+            return;
+        }
+    };
+    if let Some(m) = meta {
+        scrub_object(scrubber, &mut m.0);
     }
 }
 

@@ -1547,6 +1547,11 @@ async fn dispatch_scrubs_secrets_from_the_output() {
         structured: Some(json!({"nested": {"list": [format!("id={aws}")]}, "plain": "kept"})),
         notes: vec![format!("note {gh}")],
         is_error: false,
+        content: vec![
+            rmcp::model::ContentBlock::text(format!("block {sk}")),
+            rmcp::model::ContentBlock::image(format!("{gh}AAAA"), "image/png"),
+        ],
+        meta: None,
     };
     let (exec, _) = Fixed::new(Ok(output), false);
     let mut reg = registry();
@@ -1561,6 +1566,13 @@ async fn dispatch_scrubs_secrets_from_the_output() {
             structured: Some(json!({"nested": {"list": ["id=[REDACTED]"]}, "plain": "kept"})),
             notes: vec!["note [REDACTED]".into()],
             is_error: false,
+            // Text blocks are scrubbed; base64 data is left whole (a detector
+            // cannot see through it, and scrubbing would corrupt it).
+            content: vec![
+                rmcp::model::ContentBlock::text("block [REDACTED]"),
+                rmcp::model::ContentBlock::image(format!("{gh}AAAA"), "image/png"),
+            ],
+            meta: None,
         })
     );
 }

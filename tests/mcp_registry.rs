@@ -300,15 +300,20 @@ fn calls_go_through_the_dispatch_path_and_leave_scrubbed() {
     assert!(text.contains("[REDACTED]"), "{text}");
     assert!(!text.contains("sk-"), "secret leaked: {text}");
 
-    // isError maps to an error result; non-text content is noted.
+    // isError is the tool's own result, flagged; non-text content is noted,
+    // and every block is kept as the server sent it.
     let fail = rt.block_on(registry.dispatch(&call("mcp__py__fail", serde_json::json!({})), None));
-    assert!(
-        matches!(fail.result, Err(zero_policy::runtime::ToolError::Failed(_))),
-        "{fail:?}"
-    );
+    let fail = fail.result.unwrap();
+    assert!(fail.is_error, "{fail:?}");
+    assert!(fail.text.contains("fail always fails"), "{fail:?}");
     let image =
         rt.block_on(registry.dispatch(&call("mcp__py__image", serde_json::json!({})), None));
-    assert_eq!(image.result.unwrap().notes, ["image (image/png, 4 bytes)"]);
+    let image = image.result.unwrap();
+    assert_eq!(image.notes, ["image (image/png, 4 bytes)"]);
+    assert_eq!(
+        serde_json::to_value(&image.content).unwrap(),
+        serde_json::json!([{"type": "image", "data": "iVBORw==", "mimeType": "image/png"}])
+    );
 
     // A server that dies mid-call gives a clear error, and is not restarted.
     let die = rt.block_on(registry.dispatch(&call("mcp__py__die", serde_json::json!({})), None));

@@ -131,6 +131,39 @@ impl AsyncApprover for Elicitor {
     }
 }
 
+/// A tool's (scrubbed) output as an MCP result. An MCP tool's content blocks
+/// pass on as its server sent them, in order, moved rather than copied; a
+/// tool of the gateway's own says its text and then one block per note.
+fn call_result(tool: &RegisteredTool, out: crate::runtime::ToolOutput) -> CallToolResult {
+    let crate::runtime::ToolOutput {
+        text,
+        structured,
+        notes,
+        is_error,
+        content,
+        meta,
+    } = out;
+    let content = if matches!(tool.source, crate::registry::ToolSource::Mcp { .. }) {
+        if content.is_empty() && !text.is_empty() {
+            vec![ContentBlock::text(text)]
+        } else {
+            content
+        }
+    } else {
+        let mut blocks = vec![ContentBlock::text(text)];
+        blocks.extend(notes.into_iter().map(ContentBlock::text));
+        blocks
+    };
+    let mut result = if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = structured;
+    result.meta = meta;
+    result
+}
+
 fn text_result(text: String, is_error: bool) -> CallToolResponse {
     let content = vec![ContentBlock::text(text)];
     CallToolResponse::Complete(if is_error {
@@ -171,13 +204,32 @@ impl Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
-        let snapshot = self.gateway.snapshot();
-        let registry = Arc::clone(&snapshot.registry);
+        let mut snapshot = self.gateway.snapshot();
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
-        if name == TOOL_SEARCH && snapshot.deferring && !registry.has_tool(TOOL_SEARCH) {
+        if name == TOOL_SEARCH && snapshot.deferring && !snapshot.registry.has_tool(TOOL_SEARCH) {
             return Ok(self.search(&args));
         }
+        // A call right after `initialize` waits for the first connection of
+        // the server it names (or, for a name not known yet, of every server
+        // still connecting), as `tools/list` does, then is looked up again.
+        let waits_for = match snapshot.registry.lookup(&name, "") {
+            Lookup::Found(t) if t.offline => Some(Some(t.source.server().to_string())),
+            Lookup::Unknown => Some(None),
+            _ => None,
+        };
+        if let Some(server) = waits_for {
+            let waited = tokio::select! {
+                w = self.gateway.await_first_connection(server.as_deref()) => w,
+                () = context.ct.cancelled() => {
+                    return Err(ErrorData::internal_error("the request was cancelled", None));
+                }
+            };
+            if waited {
+                snapshot = self.gateway.snapshot();
+            }
+        }
+        let registry = Arc::clone(&snapshot.registry);
         let tool = match registry.lookup(&name, "") {
             Lookup::Found(t) => t,
             Lookup::Unknown | Lookup::Ambiguous(_) | Lookup::NotForAgent(_) => {
@@ -256,17 +308,7 @@ impl Handler {
         let ran =
             dispatched.result.is_ok() || matches!(dispatched.result, Err(ToolError::Failed(_)));
         let response = match dispatched.result {
-            Ok(out) => {
-                let mut content = vec![ContentBlock::text(out.text)];
-                content.extend(out.notes.into_iter().map(ContentBlock::text));
-                let mut result = if out.is_error {
-                    CallToolResult::error(content)
-                } else {
-                    CallToolResult::success(content)
-                };
-                result.structured_content = out.structured;
-                CallToolResponse::Complete(result)
-            }
+            Ok(out) => CallToolResponse::Complete(call_result(&tool, out)),
             Err(e) => {
                 let mut text = e.to_string();
                 if let (ToolError::NotApproved(_), Some(said)) = (&e, &asked) {

@@ -355,6 +355,43 @@ impl Gateway {
         }
     }
 
+    /// Waits while servers are making their first connection, so a call made
+    /// right after `initialize` is not refused as "still connecting": `server`
+    /// alone when given, else every server still connecting. Each wait is
+    /// bounded by the server's `connect_timeout`, counted from now (its
+    /// connect is bounded by the same). Returns whether anything was waited for.
+    pub(crate) async fn await_first_connection(&self, server: Option<&str>) -> bool {
+        let policy = self.policy();
+        let connecting = |status: &BTreeMap<String, Status>| -> Vec<String> {
+            status
+                .iter()
+                .filter(|(name, s)| {
+                    matches!(s, Status::Connecting) && server.is_none_or(|w| w == name.as_str())
+                })
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        let waiting = connecting(&lock_or_recover(&self.status));
+        if waiting.is_empty() {
+            return false;
+        }
+        let bound = policy
+            .servers
+            .iter()
+            .filter(|s| waiting.contains(&s.name))
+            .map(|s| s.connect_timeout)
+            .max()
+            .unwrap_or(policy.settings.connect_timeout);
+        let deadline = tokio::time::Instant::now() + bound;
+        while !connecting(&lock_or_recover(&self.status)).is_empty()
+            && tokio::time::Instant::now() < deadline
+            && !self.shutdown.is_cancelled()
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        true
+    }
+
     /// Registers a client session, to be told when the tool list changes.
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
         lock_or_recover(&self.peers).push(peer);
@@ -498,7 +535,7 @@ fn build_snapshot(
         }
     }
     let (listed, deferring) = registry.advertised_where(served);
-    let mut tools: Vec<McpTool> = listed.iter().map(|t| mcp_tool(t)).collect();
+    let mut tools: Vec<McpTool> = listed.iter().map(|t| listed_tool(t, live)).collect();
     if deferring {
         tools.push(handler::tool_search_tool());
     }
@@ -511,14 +548,52 @@ fn build_snapshot(
     })
 }
 
-/// A registered tool as MCP shows it: name, description, input schema. The
-/// server's annotations are not passed on: they are untrusted hints.
+/// A registered tool as `tool_search` shows it: name, description, input
+/// schema (`tools/list` shows more, see `listed_tool`).
 pub(crate) fn mcp_tool(t: &RegisteredTool) -> McpTool {
     let schema = match &*t.parameters {
         serde_json::Value::Object(m) => m.clone(),
         _ => serde_json::Map::from_iter([("type".to_string(), "object".into())]),
     };
     McpTool::new(t.name.clone(), t.description.clone(), Arc::new(schema))
+}
+
+/// A registered tool as `tools/list` shows it: for an MCP tool, its server's
+/// whole definition (`title`, `outputSchema`, `icons`, `annotations`, `_meta`)
+/// under the registered name, description and input schema. Annotations are
+/// passed on for the client to show; no decision here reads them.
+fn listed_tool(t: &RegisteredTool, live: &BTreeMap<String, Live>) -> McpTool {
+    let minimal = mcp_tool(t);
+    let crate::registry::ToolSource::Mcp {
+        server,
+        remote_name,
+        ..
+    } = &t.source
+    else {
+        return minimal;
+    };
+    let Some(definition) = live.get(server).and_then(|l| {
+        l.tools
+            .iter()
+            .find(|r| r.name.as_deref() == Some(remote_name.as_str()))
+            .map(|r| &r.definition)
+    }) else {
+        return minimal;
+    };
+    let serde_json::Value::Object(fields) = definition else {
+        return minimal;
+    };
+    let mut fields = fields.clone();
+    fields.insert("name".into(), minimal.name.to_string().into());
+    if let Some(d) = &minimal.description {
+        fields.insert("description".into(), d.to_string().into());
+    }
+    fields.insert(
+        "inputSchema".into(),
+        serde_json::Value::Object((*minimal.input_schema).clone()),
+    );
+    // A definition rmcp cannot read (an odd `icons` entry, say) is shown minimal.
+    serde_json::from_value(serde_json::Value::Object(fields)).unwrap_or(minimal)
 }
 
 /// A poisoned lock still holds good data here: every writer replaces whole values.

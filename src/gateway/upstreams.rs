@@ -136,8 +136,11 @@ async fn supervise(gateway: Arc<Gateway>, server: ServerDef, stop: CancellationT
                         tools,
                     },
                 );
-                lock_or_recover(&gateway.status).insert(server.name.clone(), Status::Up);
+                // INVARIANT: the registry with its tools is in force before
+                // the status says `Up`, so a call that waited for the first
+                // connection finds them.
                 gateway.rebuild().await;
+                lock_or_recover(&gateway.status).insert(server.name.clone(), Status::Up);
                 backoff = FIRST_BACKOFF;
                 let lost = watch(&gateway, &server.name, &connection, &stop).await;
                 lock_or_recover(&gateway.live).remove(&server.name);

@@ -28,8 +28,8 @@ use std::time::Duration;
 use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, CustomRequest,
-    Implementation, ProtocolVersion, ServerResult,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
+    CustomRequest, Implementation, MetaObject, ProtocolVersion, ResourceContents, ServerResult,
 };
 use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -153,10 +153,13 @@ pub struct RemoteTool {
     pub input_schema: Value,
     /// Its `annotations` (`readOnlyHint`, …), as sent: untrusted hints.
     pub annotations: Option<Value>,
+    /// The whole definition as sent (`title`, `outputSchema`, `icons`,
+    /// `_meta`, …), for a gateway to pass on; nothing in it is trusted.
+    pub definition: Value,
 }
 
 /// The result of a tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallOutput {
     /// The text content blocks, joined by `\n`.
     pub text: String,
@@ -164,6 +167,13 @@ pub struct CallOutput {
     pub non_text: Vec<String>,
     /// The server flagged the result as an error (`isError`).
     pub is_error: bool,
+    /// Every content block as the server sent it, in order (moved, not copied:
+    /// a large image is held once).
+    pub content: Vec<ContentBlock>,
+    /// The result's `structuredContent`, as sent.
+    pub structured: Option<Value>,
+    /// The result's `_meta`, as sent.
+    pub meta: Option<MetaObject>,
 }
 
 /// An MCP client failure. Every message names the server.
@@ -508,15 +518,15 @@ impl RmcpClient {
                 };
                 let mut texts = Vec::new();
                 for block in &result.content {
-                    match serde_json::to_value(block) {
-                        Ok(block) => match content_text(&block) {
-                            Ok(text) => texts.push(text),
-                            Err(note) => out.non_text.push(note),
-                        },
-                        Err(e) => out.non_text.push(format!("unreadable content ({e})")),
+                    match content_text(block) {
+                        Ok(text) => texts.push(text),
+                        Err(note) => out.non_text.push(note),
                     }
                 }
                 out.text = texts.join("\n");
+                out.content = result.content;
+                out.structured = result.structured_content;
+                out.meta = result.meta;
                 Ok(out)
             }
             Err(e) => Err(match Self::classify(e) {
@@ -592,38 +602,48 @@ fn remote_tool(raw: &Value) -> RemoteTool {
             .cloned()
             .unwrap_or_else(|| serde_json::json!({"type": "object"})),
         annotations: raw.get("annotations").filter(|a| !a.is_null()).cloned(),
+        definition: raw.clone(),
     }
 }
 
 /// The text of a `text` content block, or a note describing any other block.
-fn content_text(block: &Value) -> Result<String, String> {
-    let field =
-        |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
-    let kind = field(block, "type").unwrap_or_default();
-    let base64_len =
-        |data: Option<String>| data.map_or(0, |d| d.trim_end_matches('=').len() * 3 / 4);
-    match kind.as_str() {
-        "text" => Ok(field(block, "text").unwrap_or_default()),
-        "image" | "audio" => Err(format!(
-            "{kind} ({}, {} bytes)",
-            field(block, "mimeType").unwrap_or_else(|| "unknown type".to_string()),
-            base64_len(field(block, "data"))
+fn content_text(block: &ContentBlock) -> Result<String, String> {
+    let base64_len = |data: &str| data.trim_end_matches('=').len() * 3 / 4;
+    match block {
+        ContentBlock::Text(t) => Ok(t.text.clone()),
+        ContentBlock::Image(i) => Err(format!(
+            "image ({}, {} bytes)",
+            i.mime_type,
+            base64_len(&i.data)
         )),
-        "resource" => {
-            let resource = block.get("resource").unwrap_or(&Value::Null);
-            let uri = field(resource, "uri").unwrap_or_default();
-            let mime = field(resource, "mimeType").unwrap_or_else(|| "unknown type".to_string());
-            let size = match field(resource, "text") {
-                Some(text) => text.len(),
-                None => base64_len(field(resource, "blob")),
+        ContentBlock::Audio(a) => Err(format!(
+            "audio ({}, {} bytes)",
+            a.mime_type,
+            base64_len(&a.data)
+        )),
+        ContentBlock::Resource(r) => {
+            let (uri, mime, size) = match &r.resource {
+                ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text,
+                    ..
+                } => (uri, mime_type, text.len()),
+                ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    ..
+                } => (uri, mime_type, base64_len(blob)),
+                _ => return Err("resource (unknown kind)".to_string()),
             };
-            Err(format!("resource {uri} ({mime}, {size} bytes)"))
+            Err(format!(
+                "resource {uri} ({}, {size} bytes)",
+                mime.as_deref().unwrap_or("unknown type")
+            ))
         }
-        "resource_link" => Err(format!(
-            "resource link {}",
-            field(block, "uri").unwrap_or_default()
-        )),
-        other => Err(format!("{other} content")),
+        ContentBlock::ResourceLink(l) => Err(format!("resource link {}", l.uri)),
+        _ => Err("unknown content".to_string()),
     }
 }
 
@@ -835,19 +855,33 @@ mod tests {
         );
     }
 
+    fn block(v: Value) -> ContentBlock {
+        serde_json::from_value(v).unwrap_or_else(|e| ContentBlock::text(format!("bad block: {e}")))
+    }
+
     #[test]
     fn content_notes() {
         assert_eq!(
-            content_text(&json!({"type": "text", "text": "hi"})),
+            content_text(&block(json!({"type": "text", "text": "hi"}))),
             Ok("hi".into())
         );
         assert_eq!(
-            content_text(&json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})),
+            content_text(&block(
+                json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})
+            )),
             Err("image (image/png, 3 bytes)".into())
         );
         assert_eq!(
-            content_text(&json!({"type": "resource_link", "uri": "file:///x", "name": "x"})),
+            content_text(&block(
+                json!({"type": "resource_link", "uri": "file:///x", "name": "x"})
+            )),
             Err("resource link file:///x".into())
+        );
+        assert_eq!(
+            content_text(&block(
+                json!({"type": "resource", "resource": {"uri": "file:///y", "text": "abc"}})
+            )),
+            Err("resource file:///y (unknown type, 3 bytes)".into())
         );
     }
 

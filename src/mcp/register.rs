@@ -98,16 +98,18 @@ impl Connection {
         };
         let map = args.as_object().cloned().unwrap_or_default();
         match client.call_tool(remote, map).await {
-            Ok(out) if out.is_error => Err(ToolError::Failed(if out.text.is_empty() {
-                format!("MCP tool `{}/{remote}` reported an error", self.server)
-            } else {
-                out.text
-            })),
+            // A tool's own failure (`isError`) is its result, passed on whole.
             Ok(out) => Ok(ToolOutput {
-                text: out.text,
-                structured: None,
+                text: if out.is_error && out.text.is_empty() && out.content.is_empty() {
+                    format!("MCP tool `{}/{remote}` reported an error", self.server)
+                } else {
+                    out.text
+                },
+                structured: out.structured,
                 notes: out.non_text,
-                is_error: false,
+                is_error: out.is_error,
+                content: out.content,
+                meta: out.meta,
             }),
             Err(e) => {
                 if matches!(e, McpError::Closed { .. }) {
