@@ -80,6 +80,7 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -s h -l he
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l user -d 'Install in the user\'s settings, under the home folder'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l project -d 'Install in this project\'s settings, under the current folder (the default)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l dry-run -d 'Print the change without writing anything'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l trust -d 'Codex: record the hook as trusted in Codex\'s `config.toml`, by its hash, as Codex\'s `/hooks` review does. Without it, `init codex` prints that one step left: Codex skips a hook nobody trusted'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l listen -d 'Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio. A non-loopback address needs `--token-env`' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l token-env -d 'With `--listen`: the environment variable holding the bearer token every request must send (`Authorization: Bearer TOKEN`; else 401)' -r

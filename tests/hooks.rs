@@ -402,6 +402,71 @@ fn gemini_cli_mcp_tools_are_named_as_the_registry_names_them() {
     );
 }
 
+/// Runs the hook under a process that looks as Gemini CLI does in `ps`
+/// (`gemini` and its arguments), through `sh -c` as Gemini runs hooks.
+fn hook_under_gemini(env: &Env, gemini_args: &[&str], input: &[u8]) -> Run {
+    let exe = env!("CARGO_BIN_EXE_zero-policy");
+    // Not `exec`: the shell must stay, as the hook's parent.
+    let script = format!("'{exe}' hook gemini-cli; exit $?");
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg("/usr/lib/node_modules/@google/gemini-cli/bundle/gemini.js")
+        .args(gemini_args);
+    // `sh -c` is the hook's parent here: it stands for Gemini itself.
+    cmd.current_dir(env.root.join("work"))
+        .env("HOME", env.home())
+        .env_remove("ZERO_POLICY_PATH")
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn gemini_cli_run_headless_gets_on_prompt_instead_of_an_ask_nobody_answers() {
+    let env = Env::new("gemini-headless");
+    let unknown = fixture("gemini-cli", "unknown-tool.json");
+    // `gemini -p`: nobody is there, so the shipped `on_prompt: deny` answers.
+    let run = hook_under_gemini(&env, &["-p", "tidy up"], &unknown);
+    assert_eq!(run.json()["decision"], "deny", "{run:?}");
+    let reason = run.json()["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.ends_with("`on_prompt` is `deny` (it runs with `-p`)"),
+        "{reason}"
+    );
+    // Interactive (`-i`): the person is asked.
+    let run = hook_under_gemini(&env, &["-i", "tidy up"], &unknown);
+    assert_eq!(run.json()["decision"], "ask", "{run:?}");
+    // A deny stays a deny, with the rule's own reason.
+    let run = hook_under_gemini(
+        &env,
+        &["-p", "x"],
+        &fixture("gemini-cli", "bash-rm-rf-root.json"),
+    );
+    assert_eq!(
+        run.json(),
+        json!({"decision": "deny", "reason": "zero-policy: the command would destroy the system, the home folder or the workspace"})
+    );
+    let answers: Vec<Value> = env
+        .log_lines()
+        .iter()
+        .map(|l| l["answer"].clone())
+        .collect();
+    assert_eq!(answers, vec![json!("deny"), json!("ask"), json!("deny")]);
+}
+
 // ── Cursor ───────────────────────────────────────────────────────────────────
 
 fn cursor(permission: &str, message: &str) -> Value {
@@ -548,6 +613,74 @@ fn copilot_prints_nothing_to_allow_and_a_deny_otherwise() {
     assert_eq!(
         log[3]["args"],
         json!({"command": "rm -rf dist", "description": "Clean build directory"})
+    );
+}
+
+#[test]
+fn copilot_reads_its_current_payload_and_names_mcp_tools_server_dash_tool() {
+    let env = Env::new("copilot-now");
+    // `toolArgs` as an object, `sessionId` sent (Copilot CLI 1.0.102).
+    let run = env.hook("copilot", &fixture("copilot", "bash-object-args.json"), &[]);
+    assert_eq!(run.code, 0);
+    assert_eq!(run.json()["permissionDecision"], "deny");
+    let run = env.hook("copilot", &fixture("copilot", "mcp-get-env.json"), &[]);
+    assert_eq!(
+        (run.code, run.json()),
+        (
+            0,
+            json!({"permissionDecision": "deny", "permissionDecisionReason": "zero-policy: dumps the server's environment, which holds credentials"})
+        )
+    );
+    let run = env.hook("copilot", &fixture("copilot", "mcp-get-sum.json"), &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+    let log = env.log_lines();
+    let seen: Vec<(&str, &str, &str)> = log
+        .iter()
+        .map(|l| {
+            (
+                l["tool"].as_str().unwrap(),
+                l["decision"].as_str().unwrap(),
+                l["session"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let id = "0b5c5b3e-6f8e-4a53-9a51-8d1c0f3a2e77";
+    assert_eq!(
+        seen,
+        vec![
+            ("bash", "deny", id),
+            ("mcp__everything__get-env", "deny", id),
+            ("mcp__everything__get-sum", "allow", id),
+        ]
+    );
+}
+
+#[test]
+fn codex_mcp_names_reach_the_manifests_override_despite_the_respelling() {
+    let env = Env::new("codex-mcp");
+    // `get_env` is the server's `get-env`, denied by its override; the
+    // server's own default (`prompt`) must not decide it.
+    let run = env.hook("codex", &fixture("codex", "mcp-get-env.json"), &[]);
+    assert_eq!(
+        run.json(),
+        claude(
+            "deny",
+            "zero-policy: dumps the server's environment, which holds credentials"
+        )
+    );
+    let run = env.hook("codex", &fixture("codex", "mcp-get-sum.json"), &[]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+    let tools: Vec<Value> = env
+        .log_lines()
+        .iter()
+        .map(|l| json!([l["tool"], l["decision"]]))
+        .collect();
+    assert_eq!(
+        tools,
+        vec![
+            json!(["mcp__everything__get-env", "deny"]),
+            json!(["mcp__everything__get-sum", "allow"])
+        ]
     );
 }
 

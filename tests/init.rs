@@ -141,7 +141,7 @@ fn claude_code_twice_in_a_project_keeps_every_key_and_adds_one_entry() {
                 "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "./fmt.sh"}]}],
                 "PreToolUse": [
                     {"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]},
-                    {"matcher": "*", "hooks": [{"type": "command", "command": command("claude-code"), "timeout": 30}]}
+                    {"matcher": "*", "hooks": [{"type": "command", "command": command("claude-code"), "timeout": 30, "onFailure": "block"}]}
                 ]
             },
             "env": {"FOO": "1"}
@@ -178,10 +178,10 @@ fn each_agent_gets_its_own_file_and_shape() {
             "cursor",
             p.join(".cursor/hooks.json"),
             json!({"version": 1, "hooks": {
-                "preToolUse": [{"command": command("cursor")}],
-                "beforeShellExecution": [{"command": command("cursor")}],
-                "beforeMCPExecution": [{"command": command("cursor")}],
-                "beforeReadFile": [{"command": command("cursor")}]
+                "preToolUse": [{"command": command("cursor"), "failClosed": true}],
+                "beforeShellExecution": [{"command": command("cursor"), "failClosed": true}],
+                "beforeMCPExecution": [{"command": command("cursor"), "failClosed": true}],
+                "beforeReadFile": [{"command": command("cursor"), "failClosed": true}]
             }}),
         ),
         (
@@ -197,8 +197,40 @@ fn each_agent_gets_its_own_file_and_shape() {
         assert_eq!(env.read(&file), want, "{agent}");
         let (code, out, _) = env.zp(&["init", agent]);
         assert_eq!(code, 0);
-        assert!(out.ends_with("nothing to change\n"), "{agent}: {out}");
+        assert!(out.contains("nothing to change\n"), "{agent}: {out}");
     }
+}
+
+#[test]
+fn codex_trust_is_said_or_recorded_by_the_hooks_hash() {
+    let env = Env::new("codex-trust");
+    let codex_home = env.home().join(".codex");
+    let (code, out, err) = env.zp(&["init", "codex", "--user"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Codex runs this hook only once it is trusted")
+            && out.contains("zero-policy init codex --user --trust"),
+        "{out}"
+    );
+    assert!(!codex_home.join("config.toml").exists());
+    std::fs::write(codex_home.join("config.toml"), "model = \"gpt-5\"\n").unwrap();
+    let (code, out, err) = env.zp(&["init", "codex", "--user", "--trust"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("recorded the hook as trusted"), "{out}");
+    let hooks = std::fs::canonicalize(codex_home.join("hooks.json")).unwrap();
+    let config = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
+    let handler = &env.read(&hooks)["hooks"]["PreToolUse"][0]["hooks"][0];
+    assert_eq!(
+        config,
+        format!(
+            "model = \"gpt-5\"\n\n[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"{}\"\n",
+            hooks.display(),
+            zero_policy::cli::init::codex_hook_hash("pre_tool_use", Some("*"), handler)
+        )
+    );
+    let (code, out, _) = env.zp(&["init", "codex", "--user", "--trust"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Codex already trusts this hook"), "{out}");
 }
 
 #[test]

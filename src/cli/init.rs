@@ -36,6 +36,11 @@ pub struct Args {
     /// Print the change without writing anything.
     #[arg(long)]
     pub dry_run: bool,
+    /// Codex: record the hook as trusted in Codex's `config.toml`, by its
+    /// hash, as Codex's `/hooks` review does. Without it, `init codex`
+    /// prints that one step left: Codex skips a hook nobody trusted.
+    #[arg(long)]
+    pub trust: bool,
 }
 
 /// Where the hook is installed.
@@ -111,14 +116,26 @@ fn events(agent: Agent) -> &'static [&'static str] {
 /// an agent lets a call through when its hook times out.
 fn handler(agent: Agent, command: &str) -> Value {
     match agent {
-        Agent::ClaudeCode | Agent::Codex => {
-            json!({"type": "command", "command": command, "timeout": 30})
+        Agent::ClaudeCode => {
+            json!({"type": "command", "command": command, "timeout": 30, "onFailure": "block"})
         }
+        Agent::Codex => json!({"type": "command", "command": command, "timeout": 30}),
         Agent::GeminiCli => {
             json!({"name": "zero-policy", "type": "command", "command": command, "timeout": 30000})
         }
-        Agent::Cursor => json!({"command": command}),
+        Agent::Cursor => json!({"command": command, "failClosed": true}),
         Agent::Copilot => json!({"type": "command", "bash": command, "timeoutSec": 30}),
+    }
+}
+
+/// The keys that make the agent block a call when the hook fails or times
+/// out, where it has them: Claude Code's `onFailure: "block"` (2.1.295 and
+/// later) and Cursor's `failClosed: true`. Kept on our entry on every run.
+fn fail_closed(agent: Agent) -> Vec<(&'static str, Value)> {
+    match agent {
+        Agent::ClaudeCode => vec![("onFailure", json!("block"))],
+        Agent::Cursor => vec![("failClosed", json!(true))],
+        Agent::Codex | Agent::GeminiCli | Agent::Copilot => Vec::new(),
     }
 }
 
@@ -247,6 +264,12 @@ fn keep_one(
         } else {
             h[key] = json!(command);
             change = Some(Change::Updated);
+        }
+        for (name, value) in fail_closed(agent) {
+            if h.get(name) != Some(&value) {
+                h[name] = value;
+                change = Some(Change::Updated);
+            }
         }
         true
     });
@@ -440,7 +463,13 @@ pub fn run(args: &Args) -> u8 {
         scope,
         &hook_command(&exe, args.agent),
         args.dry_run,
-    ) {
+    )
+    .and_then(|mut text| {
+        if args.agent == Agent::Codex {
+            text.push_str(&codex_trust(scope, args.trust, args.dry_run)?);
+        }
+        Ok(text)
+    }) {
         Ok(text) => {
             output::stdout(&text);
             EXIT_OK
@@ -506,6 +535,184 @@ pub fn init(agent: Agent, scope: Scope, command: &str, dry_run: bool) -> Result<
     out.push_str(&diff(&shown, &old, &new));
     if !dry_run {
         write_atomically(&target, &new)?;
+    }
+    Ok(out)
+}
+
+/// Codex's hash of one command hook, as `/hooks` records it when the hook is
+/// trusted (codex-rs `hooks/src/engine/discovery.rs`, `command_hook_hash`,
+/// and `config/src/fingerprint.rs`, `version_for_toml`): the SHA-256 of the
+/// hook's normalized identity as JSON with sorted keys and no spaces.
+#[must_use]
+pub fn codex_hook_hash(event: &str, matcher: Option<&str>, handler: &Value) -> String {
+    use sha2::Digest;
+    let mut hook = std::collections::BTreeMap::new();
+    hook.insert(
+        "async",
+        json!(
+            handler
+                .get("async")
+                .and_then(Value::as_bool)
+                .unwrap_or(false)
+        ),
+    );
+    hook.insert(
+        "command",
+        handler.get("command").cloned().unwrap_or(Value::Null),
+    );
+    if let Some(m) = handler.get("statusMessage").filter(|m| m.is_string()) {
+        hook.insert("statusMessage", m.clone());
+    }
+    let timeout = handler
+        .get("timeout")
+        .and_then(Value::as_u64)
+        .unwrap_or(600)
+        .max(1);
+    hook.insert("timeout", json!(timeout));
+    hook.insert("type", json!("command"));
+    let hook = Value::Object(hook.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+    let mut identity = Map::new();
+    identity.insert("event_name".into(), json!(event));
+    identity.insert("hooks".into(), json!([hook]));
+    if let Some(m) = matcher {
+        identity.insert("matcher".into(), json!(m));
+    }
+    let text = Value::Object(identity).to_string();
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// Codex's state key and hash for our `PreToolUse` handler in `hooks.json`.
+fn codex_hook_identity(path: &Path, root: &Value) -> Option<(String, String)> {
+    let groups = root.get("hooks")?.get("PreToolUse")?.as_array()?;
+    for (g, group) in groups.iter().enumerate() {
+        let Some(handlers) = group.get("hooks").and_then(Value::as_array) else {
+            continue;
+        };
+        for (h, handler) in handlers.iter().enumerate() {
+            let ours = handler
+                .get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|c| is_ours(c, Agent::Codex));
+            if ours {
+                let matcher = group.get("matcher").and_then(Value::as_str);
+                let key = format!("{}:pre_tool_use:{g}:{h}", path.display());
+                return Some((key, codex_hook_hash("pre_tool_use", matcher, handler)));
+            }
+        }
+    }
+    None
+}
+
+/// Codex's user `config.toml` (`$CODEX_HOME`, else `~/.codex`).
+fn codex_config() -> Result<PathBuf, String> {
+    match std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir).join("config.toml")),
+        None => crate::log::home()
+            .map(|h| h.join(".codex/config.toml"))
+            .ok_or_else(|| {
+                "Codex's `config.toml` needs the home folder, and `HOME` is not set".into()
+            }),
+    }
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `config.toml` with `[hooks.state."KEY"] trusted_hash = HASH` set, every
+/// other line kept as written.
+#[must_use]
+pub fn set_codex_trust(config: &str, key: &str, hash: &str) -> String {
+    let header = format!("[hooks.state.{}]", toml_string(key));
+    let line = format!("trusted_hash = {}", toml_string(hash));
+    let mut lines: Vec<String> = config.lines().map(String::from).collect();
+    if let Some(start) = lines.iter().position(|l| l.trim() == header) {
+        let end = lines[start + 1..]
+            .iter()
+            .position(|l| l.trim_start().starts_with('['))
+            .map_or(lines.len(), |e| start + 1 + e);
+        match lines[start + 1..end]
+            .iter()
+            .position(|l| l.trim_start().starts_with("trusted_hash"))
+        {
+            Some(i) => lines[start + 1 + i] = line,
+            None => lines.insert(start + 1, line),
+        }
+    } else {
+        if lines.last().is_some_and(|l| !l.trim().is_empty()) {
+            lines.push(String::new());
+        }
+        lines.push(header);
+        lines.push(line);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// After `init codex`: record the hook's trust (`--trust`) or say the step left.
+fn codex_trust(scope: Scope, trust: bool, dry_run: bool) -> Result<String, String> {
+    let hooks = settings_file(Agent::Codex, scope)?;
+    let absolute = std::fs::canonicalize(&hooks)
+        .or_else(|_| std::path::absolute(&hooks))
+        .map_err(|e| format!("cannot find `{}`: {e}", hooks.display()))?;
+    let text = crate::loader::read_file(&absolute).unwrap_or_default();
+    let root: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let Some((key, hash)) = codex_hook_identity(&absolute, &root) else {
+        // A dry run on a file not written yet: nothing to hash.
+        return Ok(String::new());
+    };
+    let config = codex_config()?;
+    let old = match crate::loader::read_file(&config) {
+        Ok(t) => t,
+        Err(crate::loader::LoadError::NotFound(_)) => String::new(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let new = set_codex_trust(&old, &key, &hash);
+    let shown = config.display().to_string();
+    let mut out = String::new();
+    if new == old {
+        out.push_str(&format!(
+            "{shown}: Codex already trusts this hook ({hash})\n"
+        ));
+    } else if trust {
+        out.push('\n');
+        out.push_str(&diff(&shown, &old, &new));
+        if !dry_run {
+            write_atomically(&config, &new)?;
+            out.push_str(&format!(
+                "{shown}: recorded the hook as trusted, as Codex's `/hooks` review does\n"
+            ));
+        }
+    } else {
+        out.push_str(&format!(
+            "\nCodex runs this hook only once it is trusted, and skips it silently until then: \
+             start `codex`, open `/hooks` and trust it, or run `zero-policy init codex{} --trust`\n",
+            if scope == Scope::User { " --user" } else { "" }
+        ));
+    }
+    if scope == Scope::Project {
+        let dir = absolute
+            .parent()
+            .and_then(Path::parent)
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "Codex reads `.codex/hooks.json` only in a trusted project: trust `{dir}` when Codex asks\n"
+        ));
     }
     Ok(out)
 }
@@ -578,7 +785,7 @@ mod tests {
             root,
             json!({"model": "opus", "hooks": {"PreToolUse": [
                 {"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]},
-                {"matcher": "*", "hooks": [{"type": "command", "command": "/b/zero-policy hook claude-code", "timeout": 30}]}
+                {"matcher": "*", "hooks": [{"type": "command", "command": "/b/zero-policy hook claude-code", "timeout": 30, "onFailure": "block"}]}
             ]}})
         );
     }
@@ -627,6 +834,45 @@ mod tests {
             diff("f.json", "", "{}\n"),
             "--- f.json\n+++ f.json\n@@ -0,0 +1,1 @@\n+{}\n"
         );
+    }
+
+    #[test]
+    fn codex_hook_hash_is_the_one_codex_computes() {
+        // `currentHash` that Codex 0.171.0's app server (`hooks/list`) gave
+        // for this very hook in `$CODEX_HOME/hooks.json`.
+        let handler = handler(Agent::Codex, "/usr/local/bin/zero-policy hook codex");
+        assert_eq!(
+            codex_hook_hash("pre_tool_use", Some("*"), &handler),
+            "sha256:43c7e3e3b77c48c7341a9f797599e749ccc2d5da20f42c4b335c655e1ee75b48"
+        );
+    }
+
+    #[test]
+    fn codex_trust_is_set_once_and_every_other_line_kept() {
+        let old = "model = \"gpt-5\"\n\n[hooks.state.\"/h/hooks.json:pre_tool_use:0:0\"]\nenabled = true\ntrusted_hash = \"sha256:old\"\n\n[projects.\"/p\"]\ntrust_level = \"trusted\"\n";
+        let new = set_codex_trust(old, "/h/hooks.json:pre_tool_use:0:0", "sha256:new");
+        assert_eq!(new, old.replace("sha256:old", "sha256:new"));
+        assert_eq!(
+            set_codex_trust(&new, "/h/hooks.json:pre_tool_use:0:0", "sha256:new"),
+            new
+        );
+        assert_eq!(
+            set_codex_trust(
+                "model = \"o3\"\n",
+                "/a \"b\"/hooks.json:pre_tool_use:1:0",
+                "sha256:x"
+            ),
+            "model = \"o3\"\n\n[hooks.state.\"/a \\\"b\\\"/hooks.json:pre_tool_use:1:0\"]\ntrusted_hash = \"sha256:x\"\n"
+        );
+    }
+
+    #[test]
+    fn fail_closed_keys_are_added_to_an_entry_installed_before() {
+        let mut root =
+            json!({"hooks": {"preToolUse": [{"command": "/a/zero-policy hook cursor"}]}});
+        let changes = install(&mut root, Agent::Cursor, "/a/zero-policy hook cursor").unwrap();
+        assert_eq!(changes[0], ("preToolUse", Change::Updated));
+        assert_eq!(root["hooks"]["preToolUse"][0]["failClosed"], json!(true));
     }
 
     #[test]

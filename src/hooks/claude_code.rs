@@ -39,13 +39,14 @@ pub(crate) fn parse_pre_tool_use(
         None => return Err("`tool_input` is missing".into()),
     };
     Ok(Parsed {
-        tool: ToolRef::Name(tool),
+        tool: ToolRef::Prefixed(tool),
         args,
         mode: mode(opt_str(event, "permission_mode")?.as_deref()),
         cwd: opt_str(event, "cwd")?,
         session_id: opt_str(event, "session_id")?,
         can_ask,
         can_rewrite: true,
+        headless: None,
     })
 }
 

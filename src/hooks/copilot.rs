@@ -35,13 +35,14 @@ pub fn parse(event: &Map<String, Value>) -> Result<Parsed, String> {
         }
     }
     Ok(Parsed {
-        tool: ToolRef::Name(req_str(event, "toolName")?),
+        tool: ToolRef::Dashed(req_str(event, "toolName")?),
         args: args_field(event, "toolArgs")?,
         mode: "ask".into(),
         cwd: opt_str(event, "cwd")?,
         session_id: opt_str(event, "sessionId")?,
         can_ask: false,
         can_rewrite: true,
+        headless: None,
     })
 }
 

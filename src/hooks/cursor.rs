@@ -80,6 +80,7 @@ pub fn parse(event: &Map<String, Value>) -> Result<Parsed, String> {
         session_id,
         can_ask,
         can_rewrite,
+        headless: None,
     })
 }
 

@@ -42,6 +42,7 @@ pub fn parse(event: &Map<String, Value>) -> Result<Parsed, String> {
         session_id: opt_str(event, "session_id")?,
         can_ask: true,
         can_rewrite: true,
+        headless: None,
     })
 }
 

@@ -15,6 +15,8 @@ pub mod confine;
 pub mod copilot;
 pub mod cursor;
 pub mod gemini_cli;
+pub mod headless;
+pub mod names;
 
 use std::io::Read;
 use std::time::{Instant, SystemTime};
@@ -234,6 +236,11 @@ impl Answer {
 pub enum ToolRef {
     /// A name decided as is.
     Name(String),
+    /// A Claude Code or Codex tool: MCP tools are `mcp__server__tool`, respelled
+    /// by the agent (see [`names`]).
+    Prefixed(String),
+    /// A Copilot CLI tool: MCP tools are `server-tool` (see [`names`]).
+    Dashed(String),
     /// A Gemini CLI tool: MCP tools are `mcp__server__tool` in its documents and
     /// `mcp_server_tool` in its code; `mcp_context` names the server and tool.
     Gemini {
@@ -273,6 +280,9 @@ pub struct Parsed {
     /// Whether the agent runs a rewritten input for this event (SPEC §7,
     /// "Rewrite to enforce").
     pub can_rewrite: bool,
+    /// Why nobody can answer the agent's `ask` in this run (Gemini CLI under
+    /// `-p`), when the hook found so.
+    pub headless: Option<String>,
 }
 
 impl Parsed {
@@ -306,34 +316,25 @@ pub fn tool_name(tool: &ToolRef, registry: &Registry) -> String {
     let format = &registry.settings().mcp_name_format;
     match tool {
         ToolRef::Name(n) => n.clone(),
+        ToolRef::Prefixed(n) => names::prefixed(n, registry),
+        ToolRef::Dashed(n) => names::dashed(n, registry),
         ToolRef::Gemini { name, server, tool } => {
             if let (Some(s), Some(t)) = (server, tool)
                 && !s.is_empty()
                 && !t.is_empty()
             {
-                return mcp_tool_name(format, s, t);
+                return names::from_context(s, t, registry);
             }
-            if let Some(rest) = name.strip_prefix("mcp__") {
-                return match rest.split_once("__") {
-                    Some((s, t)) if !s.is_empty() && !t.is_empty() => mcp_tool_name(format, s, t),
-                    _ => name.clone(),
-                };
+            if name.starts_with("mcp__") {
+                return names::prefixed(name, registry);
             }
-            if let Some(rest) = name.strip_prefix("mcp_") {
+            if let Some(rest) = name.strip_prefix("mcp_")
+                && !registry.has_tool(name)
+            {
                 // `mcp_S_T` is ambiguous when S holds `_`: the longest declared
                 // server name that fits wins.
-                let server = registry
-                    .servers()
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .filter(|s| {
-                        rest.len() > s.len() + 1
-                            && rest.starts_with(s)
-                            && rest.as_bytes().get(s.len()) == Some(&b'_')
-                    })
-                    .max_by_key(|s| s.len());
-                if let Some(s) = server {
-                    return mcp_tool_name(format, s, &rest[s.len() + 1..]);
+                if let Some(n) = names::gemini_single(rest, registry) {
+                    return n;
                 }
             }
             name.clone()
@@ -546,6 +547,14 @@ pub fn decide(
             );
         }
     };
+    let mut parsed = parsed;
+    if parsed.can_ask
+        && let Some(why) = headless::nobody_to_ask(agent)
+    {
+        // Gemini CLI would wait for ever for an answer nobody can give.
+        parsed.can_ask = false;
+        parsed.headless = Some(why);
+    }
     let mut call = parsed.call(agent, registry);
     // A shell call runs confined where the agent runs a rewritten input and
     // the kernel can confine it: it is decided so (`call.confined`), and an
@@ -558,7 +567,13 @@ pub fn decide(
         .filter(|_| crate::sandbox::probe().available());
     call.confined = key.is_some();
     let ev = registry.decide_call(&call);
-    let (verdict, reason) = verdict(&ev, settings, agent, parsed.can_ask);
+    let (verdict, mut reason) = verdict(&ev, settings, agent, parsed.can_ask);
+    if let (Some(why), Verdict::Deny | Verdict::Defer) = (&parsed.headless, verdict)
+        && ev.decision != Decision::Deny
+        && reason.contains("cannot be asked")
+    {
+        reason.push_str(&format!(" ({why})"));
+    }
     let scrubber = registry.scrubber();
     let text = message(&reason, scrubber);
     let answer = match (&key, verdict) {
@@ -663,7 +678,10 @@ pub fn fail(
     let (tool, session) = match &parsed {
         Some(p) => (
             match &p.tool {
-                ToolRef::Name(n) | ToolRef::Gemini { name: n, .. } => n.clone(),
+                ToolRef::Name(n)
+                | ToolRef::Prefixed(n)
+                | ToolRef::Dashed(n)
+                | ToolRef::Gemini { name: n, .. } => n.clone(),
                 ToolRef::CursorMcp { tool, .. } => tool.clone(),
             },
             p.session_id.clone().unwrap_or_default(),
