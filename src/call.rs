@@ -78,7 +78,7 @@ impl Session {
             "labels": self.labels,
             "agent": self.agent,
         });
-        let session = ::cel::to_value(&session).unwrap_or(::cel::Value::Null);
+        let session = cel::json::to_cel(&session);
         let workspace = ::cel::Value::String(Arc::new(self.workspace.clone()));
         SessionCel {
             sizes: cel::session_sizes(&session, &workspace),

@@ -672,8 +672,8 @@ pub fn effects_json(fx: &Effects) -> serde_json::Value {
 }
 
 /// The `call` variable: [`effects_json`]'s value as CEL, built directly
-/// rather than through JSON (a number is an unsigned integer, as the `cel`
-/// crate reads a JSON number that is not negative).
+/// rather than through JSON (a number is an `int`, as `cel::json` reads a
+/// JSON integer).
 #[must_use]
 pub fn effects_cel(fx: &Effects) -> ::cel::Value {
     use ::cel::Value as V;
@@ -706,7 +706,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
                         ("url", s(url)),
                         ("scheme", s(scheme)),
                         ("host", s(host)),
-                        ("port", port.map_or(V::Null, |p| V::UInt(u64::from(p)))),
+                        ("port", port.map_or(V::Null, |p| V::Int(i64::from(p)))),
                         ("path", s(path)),
                     ])
                 })

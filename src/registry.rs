@@ -387,7 +387,7 @@ fn tool_cel_value(
         "permission": safety.permission.as_str(),
         "deferred": deferred,
     });
-    ::cel::to_value(&v).unwrap_or(::cel::Value::Null)
+    crate::cel::json::to_cel(&v)
 }
 
 /// What is needed to register one tool.

@@ -327,6 +327,25 @@ fn cel_too_large_points_where_the_nesting_crosses_the_limit() {
 }
 
 #[test]
+fn cel_unknown_field_points_at_the_field() {
+    // `    when: '` is 11 characters; `call.commands.exists(c, c.` 26 more: the
+    // field `progam` starts at column 12 + 26 = 38.
+    check(
+        "cel-unknown-field",
+        &[error("cel-unknown-field", "policy.yaml", 5, 38)],
+    );
+}
+
+#[test]
+fn type_mismatch_points_at_the_operator() {
+    // After `    when: '` (11) and `session.mode ` (13): the `+` at column 25.
+    check(
+        "type-mismatch",
+        &[error("type-mismatch", "policy.yaml", 5, 25)],
+    );
+}
+
+#[test]
 fn cel_cost_points_at_the_comprehension_over_budget() {
     // `split("")` of a 64 KiB command (the size assumed at load) gives 65 537
     // pieces. The inner `exists` alone is under budget (65 537 × about 10 steps);
@@ -576,6 +595,8 @@ const CODES: &[&str] = &[
     "duplicate-list",
     "invalid-command",
     "command-replaced",
+    "cel-unknown-field",
+    "type-mismatch",
 ];
 
 /// Codes that no file can produce, with the reason. Every code has a fixture today.

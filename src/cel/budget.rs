@@ -5,10 +5,11 @@
 //! process out of stack, memory or time:
 //!
 //! 1. [`prescan`] runs before the parser: at most [`MAX_SOURCE_BYTES`] of
-//!    source and [`MAX_TOKENS`] tokens, and an estimated tree depth of at most
-//!    [`MAX_DEPTH`] (every non-logical operator, unary `!`/`-`, `.` and bracket
-//!    adds a level; `&&` and `||` chains count as balanced trees, as the parser
-//!    builds them). Every walk of the tree after it is bounded by that depth.
+//!    source and [`MAX_TOKENS`] tokens, at most [`MAX_NESTING`] levels of
+//!    brackets, and an estimated tree depth of at most [`MAX_DEPTH`] (every
+//!    non-logical operator, unary `!`/`-`, `.` and bracket adds a level; `&&`
+//!    and `||` chains count as balanced trees, as the parser builds them).
+//!    Every walk of the tree after it is bounded by that depth.
 //! 2. [`estimate`] walks the compiled tree once and bounds the steps an
 //!    evaluation takes and the largest value it builds, from the sizes of the
 //!    inputs ([`Sizes`]): comprehensions multiply by the length of their range,
@@ -31,6 +32,9 @@ pub const MAX_SOURCE_BYTES: usize = 16 * 1024;
 pub const MAX_TOKENS: usize = 4_096;
 /// Deepest estimated syntax tree.
 pub const MAX_DEPTH: usize = 64;
+/// Most levels of parentheses, brackets and braces, one inside the other: the
+/// 32 cel-spec requires of every implementation.
+pub const MAX_NESTING: usize = 32;
 /// Most evaluation steps one expression may take (a step is one node, or 64 bytes
 /// copied or scanned).
 pub const MAX_COST: f64 = 10_000_000.0;
@@ -73,10 +77,10 @@ pub fn prescan(source: &str) -> Result<(), Refusal> {
         logic: usize,
     }
     let depth_of = |levels: &[Level]| -> usize {
-        levels
+        2 + levels
             .iter()
-            .map(|l| l.chain + usize::BITS as usize - l.logic.leading_zeros() as usize + 2)
-            .sum()
+            .map(|l| l.chain + usize::BITS as usize - l.logic.leading_zeros() as usize)
+            .sum::<usize>()
     };
     let bytes = source.as_bytes();
     let mut levels = vec![Level::default()];
@@ -110,6 +114,15 @@ pub fn prescan(source: &str) -> Result<(), Refusal> {
                 continue;
             }
             b'(' | b'[' | b'{' => {
+                if levels.len() > MAX_NESTING {
+                    return Err(Refusal {
+                        message: format!(
+                            "the expression nests more than {MAX_NESTING} levels of parentheses, brackets or braces"
+                        ),
+                        start,
+                        end: start + 1,
+                    });
+                }
                 levels[top].chain += 1;
                 levels.push(Level::default());
             }
@@ -153,7 +166,7 @@ pub fn prescan(source: &str) -> Result<(), Refusal> {
         if depth_of(&levels) > MAX_DEPTH {
             return Err(Refusal {
                 message: format!(
-                    "the expression nests deeper than {MAX_DEPTH} levels (parentheses, operator chains such as `a + b + …`, `!!…` or `a.b.c…`)"
+                    "the expression nests deeper than {MAX_DEPTH} levels (each operator of a chain such as `a + b + …`, each `!`, `-` or `.`, each bracket)"
                 ),
                 start,
                 end: start + 1,

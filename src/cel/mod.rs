@@ -9,8 +9,11 @@
 pub mod batch;
 pub mod budget;
 pub mod functions;
+pub mod json;
 pub mod plan;
 pub mod stored;
+pub mod types;
+pub mod vars;
 
 use std::cell::OnceCell;
 use std::collections::BTreeSet;
@@ -91,6 +94,9 @@ pub struct ExprError {
     pub start: usize,
     /// End of the byte range (exclusive).
     pub end: usize,
+    /// What to do, when the check knows better than the kind's general advice
+    /// (`did you mean `program`?`).
+    pub help: Option<String>,
 }
 
 /// The kinds of [`ExprError`].
@@ -112,6 +118,11 @@ pub enum ExprErrorKind {
     TooLarge,
     /// Evaluation could exceed the cost budget.
     Cost,
+    /// A field the value's declared type does not have (`session.mod`).
+    UnknownField,
+    /// An operator or function given a value of the wrong type, or the wrong
+    /// number of arguments.
+    TypeMismatch,
 }
 
 /// One `args.X` read in an expression.
@@ -342,6 +353,7 @@ impl CelEnv {
         // The parser recurses: bound what it is given first.
         if let Err(r) = budget::prescan(source) {
             return Err(vec![ExprError {
+                help: None,
                 kind: ExprErrorKind::TooLarge,
                 message: r.message,
                 start: r.start.min(source.len()),
@@ -385,6 +397,7 @@ impl CelEnv {
                         // error type: said in words, with the limit's code.
                         if e.msg.contains("OtherError") || e.msg.contains("Recursion limit") {
                             ExprError {
+                                help: None,
                                 kind: ExprErrorKind::TooLarge,
                                 message: "the expression nests too deeply to parse".to_string(),
                                 start,
@@ -392,6 +405,7 @@ impl CelEnv {
                             }
                         } else {
                             ExprError {
+                                help: None,
                                 kind: ExprErrorKind::Syntax,
                                 message: lowercase_first(&e.msg),
                                 start,
@@ -423,6 +437,7 @@ impl CelEnv {
             if name == "call" && !cx.allow_call {
                 let (start, end) = range(*id);
                 errors.push(ExprError {
+                    help: None,
                     kind: ExprErrorKind::UnknownVariable,
                     message: "effect expressions cannot read `call`: they define it".to_string(),
                     start,
@@ -431,6 +446,7 @@ impl CelEnv {
             } else if !VARIABLES.contains(&name.as_str()) {
                 let (start, end) = range(*id);
                 errors.push(ExprError {
+                    help: None,
                     kind: ExprErrorKind::UnknownVariable,
                     message: format!(
                         "unknown variable `{name}`; the variables are `tool`, `args`, `session`, `call` and `lists`"
@@ -449,6 +465,7 @@ impl CelEnv {
                     _ => range(*id),
                 };
                 errors.push(ExprError {
+                    help: None,
                     kind: ExprErrorKind::UnknownFunction,
                     message: format!("unknown function `{name}`"),
                     start,
@@ -460,6 +477,7 @@ impl CelEnv {
             if let Err(e) = cache.add_glob(pattern) {
                 let (start, end) = range(*id);
                 errors.push(ExprError {
+                    help: None,
                     kind: ExprErrorKind::InvalidGlob,
                     message: format!("invalid glob `{pattern}`: {}", e.kind()),
                     start,
@@ -473,6 +491,7 @@ impl CelEnv {
                 let detail = e.to_string();
                 let last = detail.lines().last().unwrap_or("").trim().to_string();
                 errors.push(ExprError {
+                    help: None,
                     kind: ExprErrorKind::InvalidRegex,
                     message: format!("invalid regex `{pattern}`: {}", last.to_lowercase()),
                     start,
@@ -487,6 +506,7 @@ impl CelEnv {
                 let (dot, _) = range(*id);
                 let end = (dot + 1 + name.len()).min(source.len());
                 errors.push(ExprError {
+                    help: None,
                     kind: ExprErrorKind::UnknownList,
                     message: format!("unknown list `{name}`"),
                     start,
@@ -505,6 +525,7 @@ impl CelEnv {
                 if let Err(e) = cache.add_glob_list(&items, cx.case_insensitive) {
                     let (start, end) = range(*id);
                     errors.push(ExprError {
+                        help: None,
                         kind: ExprErrorKind::InvalidGlob,
                         message: format!("invalid glob in the list: {e}"),
                         start,
@@ -525,6 +546,11 @@ impl CelEnv {
             Vec::new()
         };
         if errors.is_empty() {
+            for e in types::check(&ast) {
+                errors.push(type_error(source, info, e));
+            }
+        }
+        if errors.is_empty() {
             let estimate = budget::estimate(&ast, &budget::Inputs::ASSUMED, cx.lists);
             if let Some(id) = estimate.over {
                 // A macro's node sits inside its name: underline the whole name.
@@ -537,6 +563,7 @@ impl CelEnv {
                     end += 1;
                 }
                 errors.push(ExprError {
+                    help: None,
                     kind: ExprErrorKind::Cost,
                     message: estimate.describe(),
                     start,
@@ -977,6 +1004,41 @@ fn simple_escapes(text: &str) -> bool {
         }
     }
     true
+}
+
+/// A type error placed in the source: an unknown field covers its name, an
+/// error about a function call its name.
+fn type_error(source: &str, info: Option<&SourceInfo>, e: types::TypeError) -> ExprError {
+    let (start, end) = node_range(source, info, e.id);
+    let (start, end) = if info.is_none() {
+        (start, end)
+    } else if let Some(field) = &e.field {
+        // A select node sits at its `.`, an index key at its literal.
+        if source.get(start..start + 1) == Some(".") {
+            let from = start + 1;
+            (from, (from + field.len()).min(source.len()))
+        } else {
+            (start, end)
+        }
+    } else if let Some(name) = &e.function {
+        // A call node sits at its `(`: the name is just before it.
+        match start.checked_sub(name.len()) {
+            Some(s) if source.get(s..start) == Some(name.as_str()) => (s, start),
+            _ => (start, end),
+        }
+    } else {
+        (start, end)
+    };
+    ExprError {
+        kind: match e.kind {
+            types::Kind::UnknownField => ExprErrorKind::UnknownField,
+            types::Kind::Mismatch => ExprErrorKind::TypeMismatch,
+        },
+        message: e.message,
+        start,
+        end: end.max(start),
+        help: e.help,
+    }
 }
 
 /// The byte range of node `id` in `source`; the whole source without positions.

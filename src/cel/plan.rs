@@ -111,7 +111,7 @@ impl<'a> Frame<'a> {
             Args::Cel(v) => (*v).clone(),
             Args::Json(j) => self
                 .args_whole
-                .get_or_init(|| ::cel::to_value(j).unwrap_or(Value::Null))
+                .get_or_init(|| super::json::to_cel(j))
                 .clone(),
         }
     }
@@ -135,10 +135,7 @@ impl<'a> Frame<'a> {
                 {
                     return Ok(v.clone());
                 }
-                let v = match json_get(obj, key) {
-                    None => None,
-                    Some(v) => Some(::cel::to_value(v).map_err(|_| Fail::Error)?),
-                };
+                let v = json_get(obj, key).map(super::json::to_cel);
                 self.args_fields
                     .borrow_mut()
                     .push((Arc::clone(key), v.clone()));

@@ -30,7 +30,7 @@ fn eval_with(src: &str, args: serde_json::Value, workspace: &str) -> Result<bool
         .unwrap();
     let vars = Vars {
         tool: ::cel::to_value(serde_json::json!({"name": "bash", "scope": "shell"})).unwrap(),
-        args: ::cel::to_value(&args).unwrap(),
+        args: json::to_cel(&args),
         session: ::cel::to_value(serde_json::json!({"mode": "ask", "workspace": workspace}))
             .unwrap(),
         workspace: Value::String(Arc::new(workspace.to_string())),
@@ -326,4 +326,116 @@ fn a_literal_glob_fold_is_one_set() {
             "{path}"
         );
     }
+}
+
+#[test]
+fn json_integers_are_ints_in_rules() {
+    let args = serde_json::json!({"n": 4, "l": ["a", "b"], "big": 18_446_744_073_709_551_615_u64});
+    for src in [
+        "args.n + 1 == 5",
+        "args.n % 2 == 0",
+        "size(args.l) + args.n == 6",
+        "args.n - 5 == -1",
+        "args.n > 3.5",
+        "args.big == 18446744073709551615u",
+    ] {
+        assert_eq!(eval(src, args.clone()), Ok(true), "{src}");
+    }
+    // Through the JSON path the dispatcher takes, planned and not.
+    let env = CelEnv::new();
+    let mut cache = PatternCache::default();
+    let expr = env
+        .compile("args.n + 1 == 5 && args.n % 2 == 0", &mut cache, &cx())
+        .unwrap();
+    let root = env
+        .root_context(&Arc::new(cache), &Default::default(), false)
+        .unwrap();
+    let vars = Vars {
+        tool: Value::Null,
+        args: Value::Null,
+        session: Value::Null,
+        workspace: Value::String(Arc::new("/".to_string())),
+    };
+    let scope = Scope::with_json_args(&root, &vars, &args);
+    assert_eq!(scope.eval_bool(&expr), Ok(true));
+    assert_eq!(scope.eval_reference(&expr), Ok(Value::Bool(true)));
+}
+
+#[test]
+fn type_errors_name_the_field_and_the_operand_types() {
+    let errors = |src: &str| {
+        CelEnv::new()
+            .compile(src, &mut PatternCache::default(), &cx())
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| (e.kind, src[e.start..e.end].to_string(), e.message, e.help))
+            .collect::<Vec<_>>()
+    };
+    let e = errors(r#"call.commands.exists(c, c.progam == "rm")"#);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, ExprErrorKind::UnknownField);
+    assert_eq!(e[0].1, "progam");
+    assert_eq!(e[0].3.as_deref(), Some("did you mean `program`?"));
+    let e = errors(r#"session.mod == "plan""#);
+    assert_eq!(
+        (e[0].0, e[0].1.as_str()),
+        (ExprErrorKind::UnknownField, "mod")
+    );
+    assert_eq!(e[0].3.as_deref(), Some("did you mean `mode`?"));
+    for (src, mark) in [
+        ("session.mode + 1 == 2", "+"),
+        (r#""rm" in call.commands[0].program"#, "in"),
+        (r#"call.exact == "yes""#, "=="),
+        ("size(call.exact) > 0", "size"),
+        (r#"glob("**/.env")"#, "glob"),
+        (
+            r#"call.commands.exists(c, c.argv.startsWith("x"))"#,
+            "startsWith",
+        ),
+    ] {
+        let e = errors(src);
+        assert_eq!(e.len(), 1, "{src}: {e:?}");
+        assert_eq!(e[0].0, ExprErrorKind::TypeMismatch, "{src}");
+        assert!(e[0].1.starts_with(mark), "{src}: marks {:?}", e[0].1);
+    }
+    // What depends on `args` is dynamic; well-typed uses of the variables pass.
+    for src in [
+        "args.n + 1 == 2 && args.s.startsWith(args.t)",
+        r#"call.fetches.exists(f, f.port == 443 || f.port == null)"#,
+        r#"call.commands.all(c, c.program in ["ls", "cat"] && size(c.argv) < 10)"#,
+        r#"session.labels.team == "x" && "write" in session.scopes"#,
+        "tool.name.matches('^git') && !tool.deferred",
+        "lists.size() >= 0",
+    ] {
+        assert_eq!(errors(src), [], "{src}");
+    }
+}
+
+#[test]
+fn cel_spec_nesting_is_accepted_and_the_limit_is_stated() {
+    let parens = |n: usize| format!("{}true{}", "(".repeat(n), ")".repeat(n));
+    let ternary = format!("{}false", "true ? true : ".repeat(24));
+    let calls = format!("{}7{} == 7", "int(uint(".repeat(6), "))".repeat(6));
+    let lists = format!("size({}0{}) == 1", "[".repeat(12), "]".repeat(12));
+    for src in [
+        parens(32),
+        format!("{}true", "!".repeat(32)),
+        format!("{}19 == 19", "-".repeat(32)),
+        ternary,
+        calls,
+        lists,
+    ] {
+        // Parsed and evaluated on a test thread's stack.
+        assert_eq!(eval(&src, serde_json::json!({})), Ok(true), "{src}");
+    }
+    let e = CelEnv::new()
+        .compile(&parens(33), &mut PatternCache::default(), &cx())
+        .unwrap_err();
+    assert_eq!(e[0].kind, ExprErrorKind::TooLarge);
+    assert!(
+        e[0].message.contains("more than 32 levels"),
+        "{}",
+        e[0].message
+    );
 }

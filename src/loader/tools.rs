@@ -123,8 +123,13 @@ impl Builder {
                         ExprErrorKind::UnknownList => Code::UnknownList,
                         ExprErrorKind::TooLarge => Code::CelTooLarge,
                         ExprErrorKind::Cost => Code::CelCost,
+                        ExprErrorKind::UnknownField => Code::CelUnknownField,
+                        ExprErrorKind::TypeMismatch => Code::TypeMismatch,
                     };
                     let help = match e.kind {
+                        _ if e.help.is_some() => e.help.clone().unwrap_or_default(),
+                        ExprErrorKind::UnknownField => "docs/cel.md lists the fields of `tool`, `session` and `call`".to_string(),
+                        ExprErrorKind::TypeMismatch => "docs/cel.md gives each variable's type; `args` is dynamic: convert it with `int()`, `string()` and the like".to_string(),
                         ExprErrorKind::Syntax => "check the CEL syntax near the marked position; strings in CEL use double quotes inside a single-quoted YAML value".to_string(),
                         ExprErrorKind::UnknownVariable => "the variables are `tool`, `args`, `session`, `call` and `lists`".to_string(),
                         ExprErrorKind::UnknownList => {
