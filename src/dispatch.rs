@@ -639,6 +639,7 @@ fn eval_effects(scope: &cel::Scope<'_>, te: &ToolEffects) -> effects::Input {
         shell: string(&te.shell),
         cwd: string(&te.cwd),
         reads: list(&te.reads),
+        lists: list(&te.lists),
         writes: list(&te.writes),
         fetches: list(&te.fetches),
         patch: string(&te.patch),
@@ -730,6 +731,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
             operands,
             tags,
             reads,
+            lists,
             writes,
             deletes,
             fetches: fetched,
@@ -750,6 +752,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
             ("operands", strings(operands)),
             ("tags", strings(tags)),
             ("reads", strings(reads)),
+            ("lists", strings(lists)),
             ("writes", strings(writes)),
             ("deletes", strings(deletes)),
             ("fetches", fetches(fetched)),
@@ -760,6 +763,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
     let Effects {
         commands,
         reads,
+        lists,
         writes,
         deletes,
         paths,
@@ -775,6 +779,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
             V::List(Arc::new(commands.iter().map(command).collect())),
         ),
         ("reads", strings(reads)),
+        ("lists", strings(lists)),
         ("writes", strings(writes)),
         ("deletes", strings(deletes)),
         ("paths", strings(paths)),
@@ -813,6 +818,7 @@ fn describe_effects(fx: &Effects) -> String {
     }
     for (n, what) in [
         (fx.reads.len(), "read"),
+        (fx.lists.len(), "listing"),
         (fx.writes.len(), "write"),
         (fx.fetches.len(), "fetch"),
     ] {

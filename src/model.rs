@@ -801,6 +801,11 @@ pub struct RawEffects {
     /// A list of strings: paths or path globs the call reads (`DIR/**` for a recursive read).
     #[schemars(with = "Option<String>")]
     pub reads: Option<Spanned<String>>,
+    /// A list of strings: paths or path globs whose names, sizes and times the
+    /// call reads, not their contents (a listing, a Glob).
+    #[schemars(with = "Option<String>")]
+    #[serde(default)]
+    pub lists: Option<Spanned<String>>,
     /// A list of strings: paths or path globs the call creates, changes or deletes.
     #[schemars(with = "Option<String>")]
     pub writes: Option<Spanned<String>>,

@@ -396,6 +396,7 @@ fn effects_text(registry: &Registry, fx: &crate::effects::Effects) -> String {
     }
     for (name, list) in [
         ("reads", &fx.reads),
+        ("lists", &fx.lists),
         ("writes", &fx.writes),
         ("deletes", &fx.deletes),
     ] {

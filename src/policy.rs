@@ -344,6 +344,8 @@ pub struct ToolEffects {
     pub cwd: Option<Expression>,
     /// A list of strings: paths read.
     pub reads: Option<Expression>,
+    /// A list of strings: paths listed (names, sizes, times).
+    pub lists: Option<Expression>,
     /// A list of strings: paths written.
     pub writes: Option<Expression>,
     /// A list of strings: URLs fetched.

@@ -17,6 +17,15 @@ pub enum Kind {
     Pattern,
     /// A path read.
     Read,
+    /// A folder read as a whole tree, contents included (`rg PAT DIR`): the
+    /// working folder when none is given.
+    Tree,
+    /// A path whose names, sizes and times are read, not its contents (`ls`,
+    /// `stat`): the working folder when none is given.
+    List,
+    /// A folder listed as a whole tree (`du`, `tree`, `find`): the working
+    /// folder when none is given.
+    ListTree,
     /// A path created or changed.
     Write,
     /// Where `cp`, `mv`, `ln` and `install` put their sources: written, and
@@ -57,6 +66,9 @@ impl Kind {
         ("value", Kind::Value),
         ("pattern", Kind::Pattern),
         ("read", Kind::Read),
+        ("tree", Kind::Tree),
+        ("list", Kind::List),
+        ("list_tree", Kind::ListTree),
         ("write", Kind::Write),
         ("dest", Kind::Dest),
         ("delete", Kind::Delete),

@@ -32,6 +32,9 @@ pub struct Effects {
     pub commands: Vec<Command>,
     /// Absolute, cleaned paths or patterns it reads.
     pub reads: Vec<String>,
+    /// Paths or patterns whose names, sizes and times it reads, not their
+    /// contents (`ls`, `stat`, `du`, `find` without actions, a Glob tool).
+    pub lists: Vec<String>,
     /// Paths or patterns it creates, changes or deletes.
     pub writes: Vec<String>,
     /// Paths or patterns it deletes (also in `writes`).
@@ -57,6 +60,7 @@ impl Default for Effects {
         Effects {
             commands: Vec::new(),
             reads: Vec::new(),
+            lists: Vec::new(),
             writes: Vec::new(),
             deletes: Vec::new(),
             paths: Vec::new(),
@@ -98,6 +102,8 @@ pub struct Command {
     pub tags: Vec<String>,
     /// What this command reads.
     pub reads: Vec<String>,
+    /// What it lists: names, sizes and times, not contents.
+    pub lists: Vec<String>,
     /// What it writes.
     pub writes: Vec<String>,
     /// What it deletes.
@@ -135,6 +141,8 @@ pub struct Input {
     pub cwd: Option<Result<String, String>>,
     /// `reads`.
     pub reads: Option<Result<Vec<String>, String>>,
+    /// `lists`.
+    pub lists: Option<Result<Vec<String>, String>>,
     /// `writes`.
     pub writes: Option<Result<Vec<String>, String>>,
     /// `fetches`.
@@ -188,6 +196,7 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
         }
     };
     list(&input.reads, "reads", &mut fx, |f| &mut f.reads);
+    list(&input.lists, "listings", &mut fx, |f| &mut f.lists);
     list(&input.writes, "writes", &mut fx, |f| &mut f.writes);
     match &input.fetches {
         None => {}
@@ -265,6 +274,7 @@ impl Effects {
         self.reads.extend(files);
         for c in &self.commands {
             self.reads.extend(c.reads.iter().cloned());
+            self.lists.extend(c.lists.iter().cloned());
             self.writes.extend(c.writes.iter().cloned());
             self.deletes.extend(c.deletes.iter().cloned());
             self.fetches.extend(c.fetches.iter().cloned());
@@ -275,6 +285,7 @@ impl Effects {
             self.writes.push(d);
         }
         dedup(&mut self.reads);
+        dedup(&mut self.lists);
         dedup(&mut self.writes);
         dedup(&mut self.deletes);
         let mut seen = std::collections::HashSet::new();

@@ -1433,6 +1433,7 @@ impl Analyzer<'_, '_> {
             operands: Vec::new(),
             tags: Vec::new(),
             reads: pending.reads,
+            lists: Vec::new(),
             writes: pending.writes,
             deletes: Vec::new(),
             fetches: Vec::new(),
@@ -1873,6 +1874,24 @@ impl Analyzer<'_, '_> {
             let sources = of_kinds(|k| matches!(k, Kind::Read | Kind::Delete));
             self.under_dests(&sources, c, ctx);
         }
+        // A search or a listing given no folder walks the working folder
+        // (`rg PAT`, `grep -r PAT`, `ls`, `du -sh`, `find -name X`).
+        let walks = |k: Kind| {
+            matches!(k, Kind::Tree | Kind::List | Kind::ListTree)
+                || (k == Kind::Read && ctx.recursive)
+        };
+        if !kinds.iter().any(|k| walks(*k))
+            && let Some(slot) = layout
+                .iter()
+                .find(|s| s.repeat != super::catalog::Repeat::One && walks(s.kind))
+        {
+            let kind = if slot.kind == Kind::Read {
+                Kind::Tree
+            } else {
+                slot.kind
+            };
+            self.apply_kind(kind, &Word::lit("."), c, ctx, nested, reasons);
+        }
         ctx.operand = false;
         self.special(c, ctx, &parsed.operands, reasons);
         if ctx.not_read_only
@@ -2009,6 +2028,23 @@ impl Analyzer<'_, '_> {
         }
         match kind {
             Kind::Value | Kind::Pattern | Kind::Assignments => {}
+            Kind::Tree | Kind::List | Kind::ListTree => {
+                if w.literal().as_deref() == Some("-") {
+                    return;
+                }
+                for p in paths_of(w, ctx) {
+                    let whole = kind != Kind::List || ctx.recursive;
+                    let list = if kind == Kind::Tree {
+                        &mut c.reads
+                    } else {
+                        &mut c.lists
+                    };
+                    list.push(p.clone());
+                    if whole {
+                        list.push(tree_of(&p));
+                    }
+                }
+            }
             Kind::Read | Kind::Write | Kind::Delete | Kind::Dest => {
                 if w.literal().as_deref() == Some("-") {
                     return;
@@ -2661,11 +2697,13 @@ impl Analyzer<'_, '_> {
                 } else {
                     operands.iter().flat_map(|w| ctx.paths(w, &home)).collect()
                 };
+                // Walking lists names, sizes and times; what `-exec` runs on
+                // each file is its own command, with its own reads.
                 for s in &starts {
-                    if !c.reads.contains(s) {
-                        c.reads.push(s.clone());
+                    if !c.lists.contains(s) {
+                        c.lists.push(s.clone());
                     }
-                    c.reads.push(tree_of(s));
+                    c.lists.push(tree_of(s));
                 }
                 let filtered = c.options.iter().any(|o| {
                     matches!(
@@ -2710,7 +2748,9 @@ impl Analyzer<'_, '_> {
                         .windows(2)
                         .filter_map(|pair| {
                             let (a, b) = (&pair[0], &pair[1]);
-                            matches!(a.as_str(), "-g" | "--glob" | "--iglob" | "--include" | "-G")
+                            // grep's `-G` is `--basic-regexp`; ag's is a file filter.
+                            (matches!(a.as_str(), "-g" | "--glob" | "--iglob" | "--include")
+                                || (a == "-G" && c.program == "ag"))
                                 .then(|| b.clone())
                         })
                         .chain(c.argv.iter().filter_map(|a| {
@@ -2737,12 +2777,9 @@ impl Analyzer<'_, '_> {
                                     globs.split(',').map(str::to_string).collect::<Vec<_>>()
                                 }),
                         )
-                        .map(|g| {
-                            g.trim_matches(['\'', '"'])
-                                .trim_start_matches('!')
-                                .to_string()
-                        })
-                        .filter(|g| !g.is_empty())
+                        .map(|g| g.trim_matches(['\'', '"']).to_string())
+                        // `!GLOB` excludes files: it picks none.
+                        .filter(|g| !g.is_empty() && !g.starts_with('!'))
                         .collect();
                 let trees: Vec<String> = c
                     .reads
@@ -2755,6 +2792,30 @@ impl Analyzer<'_, '_> {
                 } else {
                     trees
                 };
+                // With a glob filter, only the files it picks are read below
+                // the folder: `rg -g '*.ts' TODO` reads `DIR/**/*.ts`, not the
+                // whole tree.
+                // (`--type-add` only defines a type, which picks nothing unless
+                // `-t` names it: the tree stays.)
+                let picks = c.argv.iter().enumerate().any(|(i, a)| {
+                    let value = if matches!(a.as_str(), "-g" | "--glob" | "--iglob" | "--include")
+                        || (a == "-G" && c.program == "ag")
+                    {
+                        c.argv.get(i + 1).map(String::as_str)
+                    } else {
+                        ["--glob=", "--iglob=", "--include="]
+                            .iter()
+                            .find_map(|p| a.strip_prefix(p))
+                            .or_else(|| a.strip_prefix("-g").filter(|r| !r.is_empty()))
+                    };
+                    value.is_some_and(|v| {
+                        let v = v.trim_matches(['\'', '"']);
+                        !v.is_empty() && !v.starts_with('!')
+                    })
+                });
+                if picks {
+                    c.reads.retain(|r| !trees.contains(r));
+                }
                 for t in &trees {
                     for g in &filters {
                         let g = if g.contains('/') {
@@ -2830,6 +2891,7 @@ impl Analyzer<'_, '_> {
             }
         }
         super::dedup(&mut c.reads);
+        super::dedup(&mut c.lists);
         super::dedup(&mut c.writes);
         super::dedup(&mut c.deletes);
         super::dedup(&mut c.tags);
@@ -2841,7 +2903,7 @@ impl Analyzer<'_, '_> {
         let program = c.program.clone();
         let cwd_for_nested = cwds.to_vec();
         let start_points: Vec<String> = if program == "find" {
-            c.reads
+            c.lists
                 .iter()
                 .filter(|r| !r.ends_with("/**"))
                 .cloned()

@@ -367,16 +367,17 @@ impl Builder {
         what: &str,
     ) -> ToolEffects {
         let mut out = ToolEffects::default();
-        #[expect(clippy::type_complexity, reason = "one table of the seven keys")]
+        #[expect(clippy::type_complexity, reason = "one table of the eight keys")]
         let keys: [(
             &str,
             &Option<Spanned<String>>,
             &[&str],
             &mut Option<crate::cel::Expression>,
-        ); 7] = [
+        ); 8] = [
             ("shell", &raw.shell, &["a string"], &mut out.shell),
             ("cwd", &raw.cwd, &["a string"], &mut out.cwd),
             ("reads", &raw.reads, &["a list", "a string"], &mut out.reads),
+            ("lists", &raw.lists, &["a list", "a string"], &mut out.lists),
             (
                 "writes",
                 &raw.writes,
@@ -406,7 +407,7 @@ impl Builder {
                         )
                         .at(at.location())
                         .help(match key {
-                            "reads" | "writes" | "fetches" => {
+                            "reads" | "lists" | "writes" | "fetches" => {
                                 format!("write a CEL list of strings: `{key}: '[args.path]'`")
                             }
                             "runs_code" => "write a CEL bool: `runs_code: 'true'`".to_string(),
