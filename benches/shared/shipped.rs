@@ -77,6 +77,9 @@ pub struct Native {
     credential_roots: PathGlobs,
     credentials: PathGlobs,
     credentials_except: PathGlobs,
+    credential_files: PathGlobs,
+    credential_names: PathGlobs,
+    credential_folders: PathGlobs,
     protected: PathGlobs,
     protected_roots: PathGlobs,
     workspace_protected: Vec<String>,
@@ -120,6 +123,9 @@ impl Native {
             credential_roots: globs("credential_roots"),
             credentials: globs("credentials"),
             credentials_except: globs("credentials_except"),
+            credential_files: globs("credential_files"),
+            credential_names: globs("credential_names"),
+            credential_folders: globs("credential_folders"),
             protected: globs("protected"),
             protected_roots: globs("protected_roots"),
             workspace_protected: list("workspace_protected"),
@@ -286,10 +292,16 @@ impl Native {
             Deny,
             fx.paths.iter().any(|p| {
                 if paths::is_tree(p) {
-                    m(&self.credential_roots, p)
+                    m(&self.credential_roots, p) || m(&self.credential_folders, &strip_tree(p))
+                } else if paths::is_pattern(p) {
+                    if p.contains("/**/") {
+                        m(&self.credential_files, p)
+                    } else {
+                        m(&self.credentials, p)
+                    }
                 } else {
-                    m(&self.credentials, p)
-                        && (paths::is_pattern(p) || !m(&self.credentials_except, p))
+                    (m(&self.credentials, p) || m(&self.credential_names, p))
+                        && !m(&self.credentials_except, p)
                 }
             }),
         );
@@ -308,6 +320,13 @@ impl Native {
                     m(&self.protected, w) || m(&self.protected_roots, w)
                 }
             }),
+        );
+        hit(
+            "list-outside-workspace",
+            Prompt,
+            fx.lists
+                .iter()
+                .any(|p| !under(p, ws) && !self.scratch.iter().any(|s| under(p, s))),
         );
         hit(
             "write-outside-workspace",
@@ -412,7 +431,8 @@ impl Native {
                 && fx.writes.is_empty()
                 && fx.fetches.is_empty()
                 && !fx.runs_code
-                && fx.reads.iter().all(|p| under(p, ws));
+                && fx.reads.iter().all(|p| under(p, ws))
+                && fx.lists.iter().all(|p| under(p, ws));
             if read_only {
                 relaxed.push("read-only");
             }
@@ -448,7 +468,8 @@ impl Native {
                                 && c.writes.iter().all(|w| under(w, ws))))
                 })
                 && fx.writes.iter().all(|w| under(w, ws) || in_scratch_any(w))
-                && fx.reads.iter().all(|p| under(p, ws) || in_scratch_any(p));
+                && fx.reads.iter().all(|p| under(p, ws) || in_scratch_any(p))
+                && fx.lists.iter().all(|p| under(p, ws) || in_scratch_any(p));
             if dev {
                 relaxed.push("dev-workflow");
             }

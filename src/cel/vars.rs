@@ -143,6 +143,11 @@ pub static COMMAND: Object = Object {
         f("operands", STRINGS, "its operands"),
         f("tags", STRINGS, "the catalog's tags"),
         f("reads", STRINGS, "what it reads"),
+        f(
+            "lists",
+            STRINGS,
+            "what it lists: names, sizes and times, not contents",
+        ),
         f("writes", STRINGS, "what it writes"),
         f("deletes", STRINGS, "what it deletes"),
         f("fetches", Ty::List(&Ty::Object(&FETCH)), "what it fetches"),
@@ -162,6 +167,11 @@ pub static CALL: Object = Object {
             "every command the call may run",
         ),
         f("reads", STRINGS, "paths it reads"),
+        f(
+            "lists",
+            STRINGS,
+            "paths it lists: names, sizes and times, not contents",
+        ),
         f("writes", STRINGS, "paths it writes"),
         f("deletes", STRINGS, "paths it deletes"),
         f("paths", STRINGS, "`reads` and `writes` together"),

@@ -174,10 +174,11 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
     let workspace = PathBuf::from(crate::effects::paths::clean(cx.workspace));
     let lifted = lifted(e, fx);
 
-    // Reads: the policy's places, and what the call was decided to read.
+    // Reads: the policy's places, and what the call was decided to read or
+    // list (a folder is listed through Landlock's read-dir right).
     let mut reads = grants(&e.reads, "reads")?;
     if fx.exact {
-        for r in &fx.reads {
+        for r in fx.reads.iter().chain(&fx.lists) {
             if let Some(f) = folder_of(r).filter(|f| f.as_os_str() != "/") {
                 reads.push(f);
             }
@@ -373,7 +374,12 @@ fn lifted(e: &Enforce, fx: &Effects) -> Lifted {
         return out;
     }
     let file_free = |c: &crate::effects::Command| {
-        c.exact && c.reads.is_empty() && c.writes.is_empty() && c.deletes.is_empty() && !c.runs_code
+        c.exact
+            && c.reads.is_empty()
+            && c.lists.is_empty()
+            && c.writes.is_empty()
+            && c.deletes.is_empty()
+            && !c.runs_code
     };
     let programs: Vec<&str> = fx
         .commands
