@@ -298,8 +298,9 @@ fn bypass_through_a_substitution_is_not_allowed() {
     assert_eq!(bash(&reg, "git log $(rm -rf x)"), Decision::Deny);
     // What the substitution prints is not known: the relax rules step aside.
     assert_eq!(bash(&reg, "git log --since=$(date +%F)"), Decision::Prompt);
-    // And the unknown word could name `.env`: `ls` of it counts as reading it.
-    assert_eq!(bash(&reg, "ls `make install`"), Decision::Deny);
+    // And the unknown word could name anything: `ls` lists it (names, not
+    // contents), so the call is asked, never allowed.
+    assert_eq!(bash(&reg, "ls `make install`"), Decision::Prompt);
     assert_eq!(
         bash(&reg, "git log --format=$(cat ~/.aws/credentials)"),
         Decision::Deny
