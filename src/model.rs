@@ -1198,6 +1198,99 @@ pub enum ParseStyle {
 pub enum StdinKind {
     /// Runs it as code when no script or code is given.
     Code,
+    /// Runs it as a shell script when no script or code is given (`sh`,
+    /// `bash`): a literal here-document, here-string or piped text is
+    /// analysed as that script.
+    Script,
+    /// Runs it as SQL and client commands when none is given (`psql`,
+    /// `sqlite3`): literal text is read as a `sql` value.
+    Sql,
+}
+
+/// One or more strings: `"-p, --pid"` or `["-p, --pid", "-c, --class"]`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One.
+    One(String),
+    /// Several.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The strings.
+    #[must_use]
+    pub fn items(&self) -> &[String] {
+        match self {
+            OneOrMany::One(s) => std::slice::from_ref(s),
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// A conditional change of a command specification (`docs/catalog.md`,
+/// "Conditions"): when every condition given holds, the changes apply.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawWhen {
+    /// Options given: each string lists spellings (`"-p, --pid"`), one of
+    /// which is given; with a list, every string holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<OneOrMany>,
+    /// Spellings of options none of which is given (`"-l, --list"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unless: Option<String>,
+    /// A glob (`*`, `?`, `[…]`) some operand matches (`"*=*"`); an operand
+    /// not known before the command runs matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operand: Option<String>,
+    /// At least this many operands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operands: Option<usize>,
+    /// `false`: the command is not read-only; `true`: it is read-only (its
+    /// effects may still make it not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// Tags added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Tags removed (the entry's own and its options').
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untags: Vec<String>,
+    /// `true`: the command runs code no rule can see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_code: Option<bool>,
+}
+
+/// An example of a command line and what the entry says it does; `test`
+/// checks it against the entry.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCommandExample {
+    /// The command line, as a shell reads it.
+    pub run: String,
+    /// Whether the command is read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// Whether it runs code no rule can see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_code: Option<bool>,
+    /// Tags the command has.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Tags it does not have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_tags: Vec<String>,
+    /// Hosts it reaches (each fetch's host).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fetches: Vec<String>,
+    /// Paths it writes (patterns as `explain` shows them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
+    /// Programs of the commands it runs, in order (the command and what it
+    /// runs: `sh <<< 'rm x'` lists `sh`, `rm`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<String>,
 }
 
 /// A command specification of the catalog (`docs/catalog.md`).
@@ -1248,6 +1341,16 @@ pub struct RawCommand {
     /// What the program does with its standard input.
     #[serde(default)]
     pub stdin: Option<StdinKind>,
+    /// Variables the program reads, by name, to the kind of their value
+    /// (`KUBECTL_EXTERNAL_DIFF: script`, `DOCKER_HOST: fetch`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Conditional changes: tags, read-only, code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub when: Vec<RawWhen>,
+    /// Command lines and what the entry says they do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<RawCommandExample>,
     /// Subcommands by name.
     #[serde(default)]
     pub subcommands: BTreeMap<String, RawCommand>,

@@ -46,6 +46,46 @@ fn effects(reg: &Registry, c: &Call) -> Effects {
     reg.explain(c).effects.expect("effects computed")
 }
 
+/// Every example in the shipped catalog says what the engine reads.
+#[test]
+fn the_shipped_catalog_examples_hold() {
+    let catalog = loader::catalog::shipped();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut seen = std::collections::HashSet::new();
+    for name in catalog.names() {
+        let spec = catalog.get(name).unwrap();
+        if !seen.insert(spec.name.clone()) {
+            continue;
+        }
+        let names: Vec<String> = catalog
+            .names()
+            .into_iter()
+            .filter(|n| {
+                catalog
+                    .get(n)
+                    .is_some_and(|s| std::sync::Arc::ptr_eq(&s, &spec))
+            })
+            .map(str::to_string)
+            .collect();
+        checked += count_examples(&spec);
+        for f in zero_policy::effects::check_examples(&names, &spec, catalog) {
+            failures.push(format!("{}: {f}", spec.name));
+        }
+    }
+    assert_eq!(failures, Vec::<String>::new());
+    assert!(checked >= 40, "{checked} examples");
+}
+
+fn count_examples(spec: &zero_policy::effects::catalog::Spec) -> usize {
+    spec.examples.len()
+        + spec
+            .subcommands
+            .values()
+            .map(|s| count_examples(s))
+            .sum::<usize>()
+}
+
 #[test]
 fn the_shipped_catalog_compiles_and_every_file_is_embedded() {
     let problems: Vec<String> = loader::catalog::shipped_diagnostics()

@@ -39,6 +39,9 @@ pub enum Kind {
     Fetch,
     /// A host reached over the network.
     Host,
+    /// Where a connection goes instead of the host a URL names (`curl
+    /// --resolve`, `--connect-to`, `--proxy`, `psql -h`, `DOCKER_HOST`).
+    Connect,
     /// git's `REV:path`: a read of `path`.
     RevPath,
     /// `NAME=VALUE` words.
@@ -75,6 +78,7 @@ impl Kind {
         ("cwd", Kind::Cwd),
         ("fetch", Kind::Fetch),
         ("host", Kind::Host),
+        ("connect", Kind::Connect),
         ("rev_path", Kind::RevPath),
         ("assignments", Kind::Assignments),
         ("command", Kind::Command),
@@ -147,6 +151,112 @@ pub struct OptSpec {
     pub end: Vec<String>,
 }
 
+/// A conditional change of a specification: when every condition holds, the
+/// changes apply.
+#[derive(Debug, Clone, Default)]
+pub struct When {
+    /// Groups of options (indices into [`Spec::options`]): one of each is given.
+    pub options: Vec<Vec<usize>>,
+    /// Options none of which is given.
+    pub unless: Vec<usize>,
+    /// A glob some operand matches.
+    pub operand: Option<String>,
+    /// At least this many operands.
+    pub operands: usize,
+    /// The command is (`true`) or is not (`false`) read-only.
+    pub read_only: Option<bool>,
+    /// Tags added.
+    pub tags: Vec<String>,
+    /// Tags removed.
+    pub untags: Vec<String>,
+    /// The command runs code no rule can see.
+    pub runs_code: bool,
+}
+
+impl When {
+    /// Whether the conditions hold for a command given `options` (indices)
+    /// and `operands`.
+    #[must_use]
+    pub fn holds(&self, options: &[usize], operands: &[Word]) -> bool {
+        self.options
+            .iter()
+            .all(|group| group.iter().any(|i| options.contains(i)))
+            && !self.unless.iter().any(|i| options.contains(i))
+            && operands.len() >= self.operands
+            && self.operand.as_ref().is_none_or(|glob| {
+                operands.iter().any(|w| match w.literal() {
+                    Some(text) => glob_matches(glob, &text),
+                    None => true,
+                })
+            })
+    }
+}
+
+/// Whether `text` matches the shell glob `glob` (`*`, `?`, `[…]` with ranges
+/// and `!` or `^`), the whole text.
+#[must_use]
+pub fn glob_matches(glob: &str, text: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Iterative matching with one backtrack point for the last `*`.
+    let (mut gi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        let step = match g.get(gi) {
+            Some('*') => {
+                star = Some((gi, ti));
+                gi += 1;
+                continue;
+            }
+            Some('?') => Some(gi + 1),
+            Some('[') => class_at(&g, gi).and_then(|(end, set)| set(t[ti]).then_some(end)),
+            Some(c) if *c == t[ti] => Some(gi + 1),
+            _ => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                gi = next;
+                ti += 1;
+            }
+            (None, Some((sg, st))) => {
+                gi = sg + 1;
+                ti = st + 1;
+                star = Some((sg, st + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    g[gi.min(g.len())..].iter().all(|c| *c == '*')
+}
+
+/// The character class starting at `g[at]` (`[`): the index after it, and
+/// whether a character is in it.
+fn class_at(g: &[char], at: usize) -> Option<(usize, impl Fn(char) -> bool)> {
+    let mut i = at + 1;
+    let negate = matches!(g.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let mut ranges: Vec<(char, char)> = Vec::new();
+    let mut first = true;
+    while let Some(&c) = g.get(i) {
+        if c == ']' && !first {
+            return Some((i + 1, move |x: char| {
+                ranges.iter().any(|(lo, hi)| (*lo..=*hi).contains(&x)) != negate
+            }));
+        }
+        first = false;
+        if g.get(i + 1) == Some(&'-') && g.get(i + 2).is_some_and(|e| *e != ']') {
+            ranges.push((c, g[i + 2]));
+            i += 3;
+        } else {
+            ranges.push((c, c));
+            i += 1;
+        }
+    }
+    None
+}
+
 /// A compiled specification of one program (or subcommand).
 #[derive(Debug, Clone, Default)]
 pub struct Spec {
@@ -179,6 +289,16 @@ pub struct Spec {
     pub operands: Vec<Slot>,
     /// Runs its standard input as code when given no code.
     pub stdin_code: bool,
+    /// Runs its standard input as a shell script when given none.
+    pub stdin_script: bool,
+    /// Runs its standard input as SQL when given none.
+    pub stdin_sql: bool,
+    /// Variables it reads, with the kind of their value.
+    pub env: Vec<(String, Kind)>,
+    /// Conditional changes.
+    pub when: Vec<When>,
+    /// Command lines and what the entry says they do.
+    pub examples: Vec<crate::model::RawCommandExample>,
     /// Subcommands by name.
     pub subcommands: BTreeMap<String, Arc<Spec>>,
 }
@@ -363,6 +483,9 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
         subcommand_optional: raw.subcommand_optional.unwrap_or(false),
         traditional: raw.traditional.unwrap_or(false),
         stdin_code: raw.stdin == Some(StdinKind::Code),
+        stdin_script: raw.stdin == Some(StdinKind::Script),
+        stdin_sql: raw.stdin == Some(StdinKind::Sql),
+        examples: raw.examples.clone(),
         operands,
         ..Spec::default()
     };
@@ -427,6 +550,16 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
         }
         spec.options.push(opt);
     }
+    for (var, kind) in &raw.env {
+        match Kind::from_name(kind) {
+            Some(k) => spec.env.push((var.clone(), k)),
+            None => errors.push(format!("variable `{var}`: unknown kind `{kind}`")),
+        }
+    }
+    for (k, w) in raw.when.iter().enumerate() {
+        let when = compile_when(&spec, w, k, errors);
+        spec.when.push(when);
+    }
     if depth > 4 && !raw.subcommands.is_empty() {
         errors.push("subcommands nest more than 4 deep".to_string());
     }
@@ -445,6 +578,103 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
         spec.subcommands.insert(key, Arc::new(compiled));
     }
     spec
+}
+
+/// The option indices of a list of spellings (`"-l, --list"`).
+fn option_indices(spec: &Spec, list: &str, at: usize, errors: &mut Vec<String>) -> Vec<usize> {
+    let mut out = Vec::new();
+    for s in list
+        .split([',', ' '])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let found = if s == "-NUM" {
+            spec.num
+        } else if spec.parse == ParseStyle::Gnu {
+            match s.strip_prefix("--") {
+                Some(long) => spec.long.get(long).copied(),
+                None => s
+                    .strip_prefix('-')
+                    .filter(|c| c.chars().count() == 1)
+                    .and_then(|c| c.chars().next())
+                    .and_then(|c| spec.short.get(&c).copied()),
+            }
+        } else {
+            let bare = s.trim_start_matches('-');
+            spec.long
+                .get(if bare.is_empty() { s } else { bare })
+                .copied()
+        };
+        match found {
+            Some(i) => out.push(i),
+            None => errors.push(format!(
+                "`when` {at}: `{s}` is not an option of `{}`",
+                spec.name
+            )),
+        }
+    }
+    out
+}
+
+fn compile_when(
+    spec: &Spec,
+    raw: &crate::model::RawWhen,
+    at: usize,
+    errors: &mut Vec<String>,
+) -> When {
+    let at = at + 1;
+    let options: Vec<Vec<usize>> = raw
+        .option
+        .as_ref()
+        .map(|o| {
+            o.items()
+                .iter()
+                .map(|l| option_indices(spec, l, at, errors))
+                .collect()
+        })
+        .unwrap_or_default();
+    let unless = raw
+        .unless
+        .as_deref()
+        .map(|l| option_indices(spec, l, at, errors))
+        .unwrap_or_default();
+    if let Some(glob) = &raw.operand
+        && glob.is_empty()
+    {
+        errors.push(format!("`when` {at}: `operand` is an empty glob"));
+    }
+    if raw.read_only.is_none()
+        && raw.tags.is_empty()
+        && raw.untags.is_empty()
+        && raw.runs_code.is_none()
+    {
+        errors.push(format!(
+            "`when` {at} changes nothing: give `read_only`, `tags`, `untags` or `runs_code`"
+        ));
+    }
+    if raw.runs_code == Some(false) {
+        errors.push(format!(
+            "`when` {at}: `runs_code: false` cannot take code away; leave it out"
+        ));
+    }
+    if raw.read_only == Some(true) && raw.runs_code == Some(true) {
+        errors.push(format!(
+            "`when` {at} is contradictory: `read_only: true` with `runs_code: true`"
+        ));
+    }
+    if let Some(t) = raw.tags.iter().find(|t| raw.untags.contains(t)) {
+        errors.push(format!("`when` {at} both adds and removes the tag `{t}`"));
+    }
+    When {
+        options,
+        unless,
+        operand: raw.operand.clone(),
+        operands: raw.operands.unwrap_or(0),
+        read_only: raw.read_only,
+        tags: raw.tags.clone(),
+        untags: raw.untags.clone(),
+        runs_code: raw.runs_code == Some(true),
+    }
 }
 
 /// A command's words as the program reads them.

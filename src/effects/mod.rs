@@ -254,6 +254,93 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
     fx
 }
 
+/// Checks one example of a catalog entry (`examples:`, docs/catalog.md)
+/// against what the engine reads from its command line with `catalog`: the
+/// first command named `names` (the entry's name and aliases) is the one
+/// checked. The failures, one sentence each.
+#[must_use]
+pub fn check_example(
+    names: &[String],
+    example: &crate::model::RawCommandExample,
+    catalog: &Catalog,
+) -> Vec<String> {
+    let env = Env {
+        catalog,
+        home: "/home/dev",
+        workspace: "/home/dev/project",
+    };
+    let input = Input {
+        shell: Some(Ok(example.run.clone())),
+        ..Input::default()
+    };
+    let fx = compute(&input, &env);
+    let mut failures = Vec::new();
+    let Some(c) = fx.commands.iter().find(|c| names.contains(&c.program)) else {
+        return vec![format!(
+            "runs no `{}`",
+            names.first().map_or("", String::as_str)
+        )];
+    };
+    let mut expect = |what: &str, want: bool, got: bool| {
+        if want != got {
+            failures.push(format!("`{what}` is {got}, the example says {want}"));
+        }
+    };
+    if let Some(want) = example.read_only {
+        expect("read_only", want, c.read_only);
+    }
+    if let Some(want) = example.runs_code {
+        expect("runs_code", want, c.runs_code);
+    }
+    for t in &example.tags {
+        if !c.tags.contains(t) {
+            failures.push(format!("it has no tag `{t}` (tags: {:?})", c.tags));
+        }
+    }
+    for t in &example.not_tags {
+        if c.tags.contains(t) {
+            failures.push(format!("it has the tag `{t}`"));
+        }
+    }
+    for h in &example.fetches {
+        if !fx.fetches.iter().any(|f| &f.host == h) {
+            let hosts: Vec<&str> = fx.fetches.iter().map(|f| f.host.as_str()).collect();
+            failures.push(format!("it reaches no host `{h}` (hosts: {hosts:?})"));
+        }
+    }
+    for w in &example.writes {
+        if !fx.writes.contains(w) {
+            failures.push(format!("it writes no `{w}` (writes: {:?})", fx.writes));
+        }
+    }
+    if !example.commands.is_empty() {
+        let programs: Vec<&str> = fx.commands.iter().map(|c| c.program.as_str()).collect();
+        if programs != example.commands {
+            failures.push(format!(
+                "it runs {programs:?}, the example says {:?}",
+                example.commands
+            ));
+        }
+    }
+    failures
+}
+
+/// Checks every example of `spec` and of its subcommands; failures as
+/// `` `RUN`: WHY ``.
+#[must_use]
+pub fn check_examples(names: &[String], spec: &catalog::Spec, catalog: &Catalog) -> Vec<String> {
+    let mut out = Vec::new();
+    for ex in &spec.examples {
+        for why in check_example(names, ex, catalog) {
+            out.push(format!("example `{}`: {why}", ex.run));
+        }
+    }
+    for sub in spec.subcommands.values() {
+        out.extend(check_examples(names, sub, catalog));
+    }
+    out
+}
+
 impl Effects {
     /// Records why the account is not exact.
     pub fn inexact(&mut self, why: String) {

@@ -404,3 +404,440 @@ mod tests {
         }
     }
 }
+
+/// What a database client's input does besides running SQL on the server: the
+/// escapes of psql (`\! CMD`, `\o |CMD`, `\copy … PROGRAM`), mysql (`system
+/// CMD`, `\! CMD`), sqlite3 (`.shell CMD`, `.output FILE`, `.load`) and SQL
+/// that reaches the machine (`COPY … PROGRAM`, `ATTACH 'FILE'`, `VACUUM INTO`,
+/// `load_extension`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SqlEscape {
+    /// A shell command it runs.
+    Shell(String),
+    /// A file it writes.
+    Write(String),
+    /// A file it reads.
+    Read(String),
+    /// Code no rule can see, and why.
+    Code(String),
+}
+
+/// sqlite3 dot-commands that only print or set the client's display.
+const SQLITE_PLAIN: &[&str] = &[
+    "tables",
+    "table",
+    "schema",
+    "headers",
+    "header",
+    "mode",
+    "help",
+    "indexes",
+    "indices",
+    "databases",
+    "quit",
+    "exit",
+    "print",
+    "width",
+    "nullvalue",
+    "separator",
+    "timer",
+    "echo",
+    "bail",
+    "changes",
+    "eqp",
+    "show",
+    "stats",
+    "fullschema",
+    "dbinfo",
+    "lint",
+    "version",
+    "explain",
+    "dump",
+    "parameter",
+    "prompt",
+    "limit",
+    "dbconfig",
+    "timeout",
+    "binary",
+    "imposter",
+    "selftest",
+    "sha3sum",
+    "vfsinfo",
+    "vfslist",
+    "vfsname",
+    "scanstats",
+];
+
+/// psql meta-commands that only print, set variables or display options, or
+/// connect (`\d…` lists objects).
+const PSQL_PLAIN: &[&str] = &[
+    "l",
+    "list",
+    "x",
+    "timing",
+    "echo",
+    "qecho",
+    "warn",
+    "q",
+    "quit",
+    "c",
+    "connect",
+    "conninfo",
+    "set",
+    "unset",
+    "pset",
+    "a",
+    "t",
+    "C",
+    "f",
+    "H",
+    "encoding",
+    "errverbose",
+    "p",
+    "print",
+    "r",
+    "reset",
+    "prompt",
+    "if",
+    "elif",
+    "else",
+    "endif",
+    "bind",
+    "crosstabview",
+    "gdesc",
+    "gset",
+    "sf",
+    "sv",
+    "z",
+    "h",
+    "help",
+    "?",
+    "password",
+    "cd",
+    "getenv",
+    "sx",
+    "startpipeline",
+    "endpipeline",
+    "syncpipeline",
+    "flushrequest",
+    "flush",
+    "getresults",
+    "parse",
+    "bind_named",
+    "close",
+    "restrict",
+    "unrestrict",
+];
+
+/// The escapes in a database client's input (see [`SqlEscape`]). A reader of
+/// the client languages' outer shape only: what it does not know is code.
+#[must_use]
+pub fn sql_escapes(text: &str) -> Vec<SqlEscape> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(dot) = t.strip_prefix('.') {
+            sqlite_dot(dot, &mut out);
+            continue;
+        }
+        let lower = t.to_ascii_lowercase();
+        // mysql's `system CMD` (and `\! CMD`), `pager CMD`, `tee FILE`, `source FILE`.
+        for (word, make) in [
+            ("system ", SqlEscape::Shell as fn(String) -> SqlEscape),
+            ("pager ", SqlEscape::Shell),
+            ("tee ", SqlEscape::Write),
+        ] {
+            if lower.starts_with(word) {
+                out.push(make(unquote(t[word.len()..].trim().trim_end_matches(';'))));
+            }
+        }
+        if lower.starts_with("source ") {
+            out.push(SqlEscape::Read(unquote(
+                t[7..].trim().trim_end_matches(';'),
+            )));
+            out.push(SqlEscape::Code("it runs the SQL of a file".into()));
+        }
+        backslash_commands(t, &mut out);
+    }
+    sql_statements(text, &mut out);
+    out
+}
+
+/// The argument words of a client command: quoted words unquoted.
+fn unquote(s: &str) -> String {
+    let s = s.trim();
+    for q in ['\'', '"'] {
+        if s.len() >= 2 && s.starts_with(q) && s.ends_with(q) {
+            return s[1..s.len() - 1].replace(&format!("{q}{q}"), &q.to_string());
+        }
+    }
+    s.to_string()
+}
+
+fn sqlite_dot(dot: &str, out: &mut Vec<SqlEscape>) {
+    let (name, rest) = dot
+        .split_once(char::is_whitespace)
+        .map_or((dot, ""), |(n, r)| (n, r.trim()));
+    let arg = unquote(rest);
+    match name {
+        "shell" | "system" => out.push(SqlEscape::Shell(arg)),
+        "output" | "once" | "log" | "read" | "import" => {
+            let first = rest
+                .split_whitespace()
+                .next()
+                .map(unquote)
+                .unwrap_or_default();
+            if let Some(cmd) = arg.strip_prefix('|').or_else(|| first.strip_prefix('|')) {
+                out.push(SqlEscape::Shell(cmd.trim().to_string()));
+            } else if name == "read" {
+                out.push(SqlEscape::Read(arg));
+                out.push(SqlEscape::Code("`.read` runs the SQL of a file".into()));
+            } else if name == "import" {
+                out.push(SqlEscape::Read(first));
+            } else if first.starts_with('-') {
+                // `.once -x` and `-e` open the output in another program.
+                out.push(SqlEscape::Code(format!(
+                    "`.{name} {first}` opens another program"
+                )));
+            } else if !first.is_empty() && !matches!(first.as_str(), "stdout" | "off" | "stderr") {
+                out.push(SqlEscape::Write(first));
+            }
+        }
+        "save" | "backup" | "open" | "clone" => {
+            if let Some(file) = rest.split_whitespace().last() {
+                out.push(SqlEscape::Write(unquote(file)));
+            }
+        }
+        "restore" => {
+            if let Some(file) = rest.split_whitespace().last() {
+                out.push(SqlEscape::Read(unquote(file)));
+            }
+        }
+        n if SQLITE_PLAIN.contains(&n) => {}
+        n => out.push(SqlEscape::Code(format!(
+            "the dot-command `.{n}` is not known here"
+        ))),
+    }
+}
+
+fn backslash_commands(line: &str, out: &mut Vec<SqlEscape>) {
+    let mut rest = line;
+    while let Some(at) = rest.find('\\') {
+        let after = &rest[at + 1..];
+        let name: String = if after.starts_with(['!', '?', '.']) {
+            after[..1].to_string()
+        } else {
+            after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '+')
+                .collect()
+        };
+        let args = after[name.len()..].trim();
+        let first = args
+            .split_whitespace()
+            .next()
+            .map(unquote)
+            .unwrap_or_default();
+        let lower = name.to_ascii_lowercase();
+        match lower.as_str() {
+            "" => {}
+            "!" => {
+                out.push(SqlEscape::Shell(args.to_string()));
+                return;
+            }
+            // `\o |CMD`, `\g |CMD`, `\w |CMD`: a pipe to a shell command.
+            "o" | "out" | "g" | "gx" | "w" | "write" | "s" | "tee" => {
+                if let Some(cmd) = args.strip_prefix('|') {
+                    out.push(SqlEscape::Shell(cmd.trim().to_string()));
+                    return;
+                }
+                if !first.is_empty() {
+                    out.push(SqlEscape::Write(first));
+                }
+            }
+            "copy" => {
+                let l = args.to_ascii_lowercase();
+                match l.find(" program ") {
+                    Some(p) => out.push(SqlEscape::Shell(unquote(
+                        args[p + 9..]
+                            .trim()
+                            .split(" with")
+                            .next()
+                            .unwrap_or_default(),
+                    ))),
+                    None => out.push(SqlEscape::Code(
+                        "`\\copy` reads or writes a file the reader does not follow".into(),
+                    )),
+                }
+                return;
+            }
+            "i" | "include" | "ir" | "include_relative" | "." => {
+                out.push(SqlEscape::Read(first));
+                out.push(SqlEscape::Code("it runs the SQL of a file".into()));
+            }
+            "lo_export" => out.push(SqlEscape::Write(
+                args.split_whitespace()
+                    .nth(1)
+                    .map(unquote)
+                    .unwrap_or_default(),
+            )),
+            "lo_import" => out.push(SqlEscape::Read(first)),
+            n if n.starts_with('d') || PSQL_PLAIN.contains(&n) => {}
+            _ if name.chars().all(|c| c.is_ascii_digit()) => {}
+            n => out.push(SqlEscape::Code(format!(
+                "the client command `\\{n}` may run code no rule can see"
+            ))),
+        }
+        rest = &after[name.len()..];
+    }
+}
+
+/// The quoted string right after `at` in `text`, unescaped; `None` when what
+/// follows is not one.
+fn quoted_after(text: &str, at: usize) -> Option<String> {
+    let rest = text.get(at..)?.trim_start();
+    let body = rest.strip_prefix('\'')?;
+    let mut s = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            if chars.peek() == Some(&'\'') {
+                chars.next();
+                s.push('\'');
+            } else {
+                return Some(s);
+            }
+        } else {
+            s.push(c);
+        }
+    }
+    None
+}
+
+fn sql_statements(text: &str, out: &mut Vec<SqlEscape>) {
+    let lower = text.to_ascii_lowercase();
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in lower
+        .char_indices()
+        .chain(std::iter::once((lower.len(), ' ')))
+    {
+        let part = c.is_ascii_alphanumeric() || c == '_';
+        match (part, start) {
+            (true, None) => start = Some(i),
+            (false, Some(st)) => {
+                words.push((st, &lower[st..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    for (k, (at, w)) in words.iter().enumerate() {
+        let next = words.get(k + 1).map(|(_, n)| *n);
+        let end = at + w.len();
+        match *w {
+            // `COPY … TO PROGRAM 'CMD'`, `COPY … FROM PROGRAM 'CMD'`.
+            "program" if k > 0 && matches!(words[k - 1].1, "to" | "from") => {
+                match quoted_after(text, end) {
+                    Some(cmd) => out.push(SqlEscape::Shell(cmd)),
+                    None => out.push(SqlEscape::Code(
+                        "`COPY … PROGRAM` runs a command that is not literal".into(),
+                    )),
+                }
+            }
+            // `ATTACH [DATABASE] 'FILE'` opens (creates) FILE; `VACUUM INTO 'FILE'` writes it.
+            "attach" | "into" if k == 0 || !matches!(words[k - 1].1, "insert" | "select") => {
+                let (skip, what) = match (*w, next) {
+                    ("attach", Some("database")) => (words[k + 1].0 + 8, "attach"),
+                    ("attach", _) => (end, "attach"),
+                    ("into", _) if k > 0 && words[k - 1].1 == "vacuum" => (end, "vacuum"),
+                    ("into", Some("outfile" | "dumpfile")) => (words[k + 1].0 + 8, "outfile"),
+                    _ => continue,
+                };
+                match quoted_after(text, skip) {
+                    Some(file) => out.push(SqlEscape::Write(file)),
+                    None => out.push(SqlEscape::Code(format!(
+                        "`{what}` names a file that is not literal"
+                    ))),
+                }
+            }
+            "infile" => match quoted_after(text, end) {
+                Some(file) => out.push(SqlEscape::Read(file)),
+                None => out.push(SqlEscape::Code(
+                    "`LOAD DATA INFILE` names a file that is not literal".into(),
+                )),
+            },
+            "load_extension"
+            | "sys_exec"
+            | "sys_eval"
+            | "lo_export"
+            | "lo_import"
+            | "pg_read_file"
+            | "pg_read_binary_file"
+            | "pg_ls_dir"
+            | "load_file"
+            | "dblink_exec"
+            | "plpythonu"
+            | "plpython3u"
+            | "plperlu"
+            | "pltclu"
+            | "plsh" => {
+                out.push(SqlEscape::Code(format!(
+                    "`{w}` reaches the machine the database runs on"
+                )));
+            }
+            "language" if matches!(next, Some("c" | "internal")) => {
+                out.push(SqlEscape::Code(
+                    "a function in `LANGUAGE C` is machine code".into(),
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod sql_tests {
+    use super::SqlEscape::{Code, Read, Shell, Write};
+    use super::sql_escapes;
+
+    #[test]
+    fn client_escapes_and_statements() {
+        assert_eq!(sql_escapes(".shell rm -rf ~"), [Shell("rm -rf ~".into())]);
+        assert_eq!(sql_escapes(".system \"ls -l\""), [Shell("ls -l".into())]);
+        assert_eq!(sql_escapes(".output |sh -c id"), [Shell("sh -c id".into())]);
+        assert_eq!(sql_escapes(".once out.txt"), [Write("out.txt".into())]);
+        assert!(matches!(sql_escapes(".load ./x.so")[..], [Code(_)]));
+        assert_eq!(sql_escapes(".tables\n.schema t"), []);
+        assert_eq!(
+            sql_escapes("COPY t TO PROGRAM 'rm -rf ~'"),
+            [Shell("rm -rf ~".into())]
+        );
+        assert_eq!(
+            sql_escapes("copy t from program 'curl x | sh' with csv"),
+            [Shell("curl x | sh".into())]
+        );
+        assert_eq!(sql_escapes("select 1 \\g |cat"), [Shell("cat".into())]);
+        assert_eq!(sql_escapes("\\! id"), [Shell("id".into())]);
+        assert_eq!(sql_escapes("\\dt+\n\\x\nselect 1;"), []);
+        assert_eq!(
+            sql_escapes("system rm -rf /tmp/x;"),
+            [Shell("rm -rf /tmp/x".into())]
+        );
+        assert_eq!(
+            sql_escapes("ATTACH DATABASE '/tmp/x.db' AS x"),
+            [Write("/tmp/x.db".into())]
+        );
+        assert_eq!(sql_escapes("vacuum into 'b.db'"), [Write("b.db".into())]);
+        assert_eq!(sql_escapes("insert into t values (1)"), []);
+        assert_eq!(
+            sql_escapes("load data local infile '/etc/passwd' into table t"),
+            [Read("/etc/passwd".into())]
+        );
+        assert!(matches!(
+            sql_escapes("select load_extension('x')")[..],
+            [Code(_)]
+        ));
+        assert!(matches!(sql_escapes("\\setenv PAGER x")[..], [Code(_)]));
+    }
+}

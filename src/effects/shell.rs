@@ -12,7 +12,7 @@
 //! pattern ([`Word::to_path`]) and makes its command inexact; quoted text, a
 //! here-document's body and a variable's value are never read as commands.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use brush_parser::ast;
 use brush_parser::word::{Parameter, ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
@@ -403,6 +403,11 @@ pub fn analyse(script: &str, cwd: &str, env: &Env<'_>, fx: &mut Effects) {
         functions: HashSet::new(),
         tainted: Vec::new(),
         integers: HashSet::new(),
+        vars: HashMap::new(),
+        rebound: HashSet::new(),
+        piped: None,
+        last_stdout: None,
+        inherit_stdin: None,
     };
     let cwds = vec![cwd.to_string()];
     a.script(script, &cwds, &[], false, 0);
@@ -456,6 +461,21 @@ struct Analyzer<'e, 'f> {
     /// Variables declared integers (`declare -i`): bash evaluates what is
     /// assigned to them as arithmetic.
     integers: HashSet<String>,
+    /// Variables the script assigns, exports or passes (`X=1 cmd`, `export
+    /// X=1`, `env X=1 cmd`), with their last value: a program that reads one
+    /// (the catalog's `env`) gets it.
+    vars: HashMap<String, Word>,
+    /// Command names rebound to another program (`hash -p PATH NAME`,
+    /// `BASH_CMDS[NAME]=PATH`): running one runs code no rule can see.
+    rebound: HashSet<String>,
+    /// The literal text piped into the next simple command (`echo '…' | sh`).
+    piped: Option<String>,
+    /// The literal text the last command printed (`echo`, `printf`, `cat`
+    /// of a here-document), for the next part of a pipeline.
+    last_stdout: Option<String>,
+    /// The literal standard input of the command being recorded, which the
+    /// commands it wraps inherit (`sudo sh <<EOF`).
+    inherit_stdin: Option<String>,
 }
 
 impl Analyzer<'_, '_> {
@@ -599,9 +619,21 @@ impl Analyzer<'_, '_> {
         } else {
             // Each part runs in a subshell; what one fetched flows into the next.
             let mut taint = stdin;
-            for command in &pipeline.seq {
+            let mut piped: Option<String> = None;
+            for (i, command) in pipeline.seq.iter().enumerate() {
                 let before = self.fx.commands.len();
+                if i > 0 {
+                    self.piped = piped.take();
+                }
+                self.last_stdout = None;
                 self.command(command, cwds, wrappers, taint, depth);
+                self.piped = None;
+                // What one command printed, when it is known, is the next one's input.
+                piped = if self.fx.commands.len() == before + 1 {
+                    self.last_stdout.take()
+                } else {
+                    None
+                };
                 taint |= self.fx.commands[before..]
                     .iter()
                     .any(|c| !c.fetches.is_empty() || c.fetched_input);
@@ -853,7 +885,14 @@ impl Analyzer<'_, '_> {
     /// Builtins that take variable names (`printf -v NAME`, `read NAME`,
     /// `getopts OPTS NAME`, `test -v NAME`, …): bash evaluates a subscript in a
     /// name, so `printf -v 'a[$(cmd)]' x` runs `cmd`.
-    fn evaluated_names(&mut self, base: &str, args: &[Word]) {
+    fn evaluated_names(
+        &mut self,
+        base: &str,
+        args: &[Word],
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+    ) {
         let what = format!("a variable name given to `{base}`");
         // The operands after the options; `with_value` are the options taking a
         // value (bundled `-vNAME` or the next word), `named` those whose value
@@ -916,7 +955,7 @@ impl Analyzer<'_, '_> {
             }
             "unset" => split("", "").1,
             "declare" | "typeset" | "local" | "readonly" | "export" => {
-                self.declared(base, args);
+                self.declared(base, args, cwds, wrappers, depth);
                 return;
             }
             "test" | "[" => args
@@ -935,9 +974,17 @@ impl Analyzer<'_, '_> {
     /// bash evaluates a subscript in each name, and with `-i` each value is
     /// arithmetic, so `declare -i x='a[$(cmd)]'` runs `cmd`; the names stay
     /// integers for later assignments in the script.
-    fn declared(&mut self, base: &str, args: &[Word]) {
+    fn declared(
+        &mut self,
+        base: &str,
+        args: &[Word],
+        cwds: &[String],
+        wrappers: &[String],
+        depth: usize,
+    ) {
         let what = format!("a variable given to `{base}`");
         let mut integer = false;
+        let mut array = false;
         let mut options = true;
         for w in args {
             let lit = w.lit_prefix();
@@ -947,10 +994,30 @@ impl Analyzer<'_, '_> {
             }
             if options && w.is_literal() && lit.len() > 1 && lit.starts_with(['-', '+']) {
                 integer |= lit.starts_with('-') && lit.contains('i');
+                array |= lit.starts_with('-') && lit.contains(['a', 'A']);
                 continue;
             }
             options = false;
             match lit.find('=') {
+                Some(eq)
+                    if lit[eq + 1..].starts_with('(')
+                        || (array && !w.is_literal() && lit.len() == eq + 1) =>
+                {
+                    // `declare -a 'x=($(cmd))'`: bash reads a quoted `NAME=(…)`
+                    // again as a compound assignment, substitutions and all.
+                    match w.literal() {
+                        Some(text) => {
+                            self.script(&text, cwds, wrappers, false, depth + 1);
+                        }
+                        None => {
+                            self.fx.inexact(format!(
+                                "`{base}` reads `{}` again as an array assignment, and its value is not known here, so it may run commands no rule can see",
+                                snippet(&w.raw)
+                            ));
+                            self.fx.runs_code = true;
+                        }
+                    }
+                }
                 Some(eq) => {
                     let name = lit[..eq].trim_end_matches('+');
                     self.evaluated_text(&Word::lit(name), &what);
@@ -979,6 +1046,7 @@ impl Analyzer<'_, '_> {
         stdin: bool,
         depth: usize,
     ) -> Flow {
+        let piped = self.piped.take();
         let mut words = Vec::new();
         let mut assigns: Vec<(String, Word)> = Vec::new();
         let mut pending = Pending::default();
@@ -1006,7 +1074,12 @@ impl Analyzer<'_, '_> {
                     let name = match &a.name {
                         ast::AssignmentName::VariableName(n) => n.clone(),
                         ast::AssignmentName::ArrayElementName(n, index) => {
-                            self.hidden_text(&format!("[{index}]"), "an array subscript");
+                            if n == "BASH_CMDS" || n == "BASH_ALIASES" {
+                                // `BASH_CMDS[ls]=/tmp/x` makes `ls` run `/tmp/x`.
+                                self.rebind(index.trim_matches(['\'', '"']));
+                            } else {
+                                self.hidden_text(&format!("[{index}]"), "an array subscript");
+                            }
                             n.clone()
                         }
                     };
@@ -1030,6 +1103,7 @@ impl Analyzer<'_, '_> {
                         let mut word = self.word(w, cwds, wrappers, depth);
                         word.fetched |= value.fetched;
                         words.push(word);
+                        self.vars.insert(name.clone(), value.clone());
                         if is_code_var(&name) {
                             self.code_var(&name);
                         }
@@ -1044,6 +1118,7 @@ impl Analyzer<'_, '_> {
             words.push(self.word(w, cwds, wrappers, depth));
         }
         for (name, value) in &assigns {
+            self.vars.insert(name.clone(), value.clone());
             if is_code_var(name) {
                 self.code_var(name);
             }
@@ -1068,6 +1143,10 @@ impl Analyzer<'_, '_> {
             self.fx.runs_code = true;
         }
         let fetched_assign = assigns.iter().any(|(_, v)| v.fetched);
+        // A redirection of standard input wins over the pipe.
+        if !pending.stdin_given {
+            pending.stdin = piped;
+        }
         self.run(
             words,
             cwds,
@@ -1076,6 +1155,16 @@ impl Analyzer<'_, '_> {
             depth,
             pending,
         )
+    }
+
+    /// A command name bound to another program from now on.
+    fn rebind(&mut self, name: &str) {
+        self.fx.inexact(format!(
+            "it binds the command name `{}` to another program, code no rule can see",
+            snippet(name)
+        ));
+        self.fx.runs_code = true;
+        self.rebound.insert(name.to_string());
     }
 
     fn code_var(&mut self, name: &str) {
@@ -1147,6 +1236,31 @@ impl Analyzer<'_, '_> {
                         snippet(&word.raw)
                     ));
                 }
+                if matches!(
+                    kind,
+                    ast::IoFileRedirectKind::Read | ast::IoFileRedirectKind::DuplicateInput
+                ) {
+                    pending.stdin_given = true;
+                    pending.stdin = None;
+                }
+                // bash's `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT` are connections.
+                let lit = word.lit_prefix();
+                if let Some(rest) = lit
+                    .strip_prefix("/dev/tcp/")
+                    .map(|r| ("tcp", r))
+                    .or_else(|| lit.strip_prefix("/dev/udp/").map(|r| ("udp", r)))
+                {
+                    let (scheme, rest) = rest;
+                    pending
+                        .fetches
+                        .push(match (word.is_literal(), rest.split_once('/')) {
+                            (true, Some((host, port))) if !host.is_empty() => {
+                                urls::parse_fetch(&format!("{scheme}://{host}:{port}"))
+                            }
+                            _ => urls::parse_fetch("*"),
+                        });
+                    return;
+                }
                 if word
                     .literal()
                     .is_some_and(|l| NOT_FILES.contains(&l.as_str()) || l.starts_with("/dev/fd/"))
@@ -1190,6 +1304,8 @@ impl Analyzer<'_, '_> {
             ast::IoRedirect::HereString(_, w) => {
                 let word = self.word(w, cwds, wrappers, depth);
                 pending.fetched |= word.fetched;
+                pending.stdin_given = true;
+                pending.stdin = word.literal().map(|t| format!("{t}\n"));
                 if !word.is_literal() {
                     pending.inexact.push(format!(
                         "`{}` in a here-string is not literal",
@@ -1198,6 +1314,12 @@ impl Analyzer<'_, '_> {
                 }
             }
             ast::IoRedirect::HereDocument(_, doc) => {
+                pending.stdin_given = true;
+                // A quoted delimiter keeps the text as written; an unquoted one
+                // expands it, and with no `$`, backquote or backslash it is the same.
+                pending.stdin = (!doc.requires_expansion
+                    || !doc.doc.value.contains(['$', '`', '\\']))
+                .then(|| doc.doc.value.clone());
                 if doc.requires_expansion
                     && (doc.doc.value.contains('$') || doc.doc.value.contains('`'))
                 {
@@ -1212,6 +1334,7 @@ impl Analyzer<'_, '_> {
                     let text = text.replace("\\\\$", "\\$").replace("\\\\`", "\\`");
                     let word = self.word_text(&text, cwds, wrappers, depth, true);
                     pending.fetched |= word.fetched;
+                    pending.stdin = word.literal();
                     if !word.is_literal() {
                         pending
                             .inexact
@@ -1229,6 +1352,7 @@ impl Analyzer<'_, '_> {
         }
         self.fx.reads.extend(pending.reads);
         self.fx.writes.extend(pending.writes);
+        self.fx.fetches.extend(pending.fetches);
     }
 
     fn word(&mut self, w: &ast::Word, cwds: &[String], wrappers: &[String], depth: usize) -> Word {
@@ -1436,10 +1560,11 @@ impl Analyzer<'_, '_> {
             lists: Vec::new(),
             writes: pending.writes,
             deletes: Vec::new(),
-            fetches: Vec::new(),
+            fetches: pending.fetches,
             runs_code: false,
             fetched_input: pending.fetched || words.iter().any(|w| w.fetched),
         };
+        let pending_stdin = pending.stdin;
         for why in pending.inexact {
             self.fx.inexact(why);
         }
@@ -1469,7 +1594,33 @@ impl Analyzer<'_, '_> {
         c.program = base.clone();
         let own_program = name.contains('/') && !is_system_program(&name);
         if !name.contains('/') {
-            self.evaluated_names(&base, &words[1..]);
+            self.evaluated_names(&base, &words[1..], cwds, wrappers, depth);
+        }
+        if self.rebound.contains(&name) {
+            c.known = false;
+            c.runs_code = true;
+            reasons.push(format!(
+                "`{}` was bound to another program earlier in the script",
+                snippet(&name)
+            ));
+        }
+        if base == "hash" && !own_program {
+            // `hash -p PATH NAME` makes NAME run PATH from now on.
+            let mut it = words[1..].iter();
+            while let Some(w) = it.next() {
+                let lit = w.lit_prefix();
+                if lit.starts_with('-') && lit.contains('p') && !lit.starts_with("--") {
+                    let names: Vec<String> = it
+                        .by_ref()
+                        .skip(usize::from(lit.ends_with('p')))
+                        .filter_map(Word::literal)
+                        .collect();
+                    for n in names {
+                        self.rebind(&n);
+                    }
+                    break;
+                }
+            }
         }
         if RESPONSE_FILE_PROGRAMS.contains(&base.as_str()) {
             // `strings @FILE`, `gcc @FILE`: the words of FILE are read as
@@ -1625,9 +1776,47 @@ impl Analyzer<'_, '_> {
             &mut reasons,
             true,
         );
-        if spec_stdin_code(&spec, &c) && !ctx.code_given {
-            c.runs_code = true;
-            c.fetched_input |= stdin;
+        // Variables it reads that the script set (`KUBECTL_EXTERNAL_DIFF=…
+        // kubectl diff`, `DOCKER_HOST=… docker ps`): their values are what
+        // the catalog says.
+        ctx.operand = false;
+        for (var, kind) in &spec.env {
+            if let Some(value) = self.vars.get(var).cloned() {
+                reasons.extend(
+                    (*kind == Kind::Script && !value.is_literal()).then(|| {
+                        format!("`{var}` names a program, and its value is not known here")
+                    }),
+                );
+                let code_given = ctx.code_given;
+                self.apply_kind(*kind, &value, &mut c, &mut ctx, &mut nested, &mut reasons);
+                ctx.code_given = code_given;
+            }
+        }
+        if !ctx.code_given {
+            if spec.stdin_script {
+                // `sh <<EOF … EOF`, `bash <<< '…'`, `echo '…' | sh`: the script.
+                match pending_stdin.clone() {
+                    Some(text) => nested.push(Nested::Script(text)),
+                    None => {
+                        c.runs_code = true;
+                        c.fetched_input |= stdin;
+                    }
+                }
+            } else if spec.stdin_sql {
+                if let Some(text) = pending_stdin.clone() {
+                    self.apply_kind(
+                        Kind::Sql,
+                        &Word::lit(&text),
+                        &mut c,
+                        &mut ctx,
+                        &mut nested,
+                        &mut reasons,
+                    );
+                }
+            } else if spec_stdin_code(&spec, &c) {
+                c.runs_code = true;
+                c.fetched_input |= stdin;
+            }
         }
         if ctx.options_unknown {
             c.tags.push("unknown-options".into());
@@ -1635,6 +1824,9 @@ impl Analyzer<'_, '_> {
         if let Some(first) = ctx.cwds.first() {
             c.cwd = first.clone();
         }
+        self.last_stdout = printed(&base, &words[1..], pending_stdin.as_deref());
+        // A wrapper's command reads the wrapper's input (`sudo sh <<EOF`).
+        self.inherit_stdin = pending_stdin;
         // What it runs runs where it runs: `env -C DIR cmd`, `sudo -D DIR cmd`.
         self.record(c, reasons, nested, &ctx.cwds, stdin, depth);
         flow
@@ -1754,6 +1946,25 @@ impl Analyzer<'_, '_> {
         for (_, words) in &parsed.commands {
             nested.push(Nested::Command(words.clone()));
         }
+        // Conditional changes: `sysctl NAME=VALUE` writes, `git branch NAME` creates.
+        let given: Vec<usize> = parsed.options.iter().map(|(i, _)| *i).collect();
+        for when in spec
+            .when
+            .iter()
+            .filter(|w| w.holds(&given, &parsed.operands))
+        {
+            match when.read_only {
+                Some(false) => ctx.not_read_only = true,
+                Some(true) => c.read_only = true,
+                None => {}
+            }
+            c.tags.retain(|t| !when.untags.contains(t));
+            c.tags.extend(when.tags.iter().cloned());
+            if when.runs_code {
+                c.runs_code = true;
+                c.tags.push(INLINE_CODE.into());
+            }
+        }
         // With optional subcommands, a literal first operand that names none
         // is an operand; one not known here could name any, so it is unknown.
         let selects = |first: &Word| {
@@ -1806,6 +2017,12 @@ impl Analyzer<'_, '_> {
                         "it sets `{name}`, which makes programs run code no rule can see"
                     ));
                     c.runs_code = true;
+                }
+            }
+            for w in &operands[..n] {
+                if let Some(eq) = w.lit_prefix().find('=') {
+                    let name = w.lit_prefix()[..eq].to_string();
+                    self.vars.insert(name, w.drop_prefix(eq + 1));
                 }
             }
             operands = &operands[n..];
@@ -2085,6 +2302,30 @@ impl Analyzer<'_, '_> {
                     f
                 }
             }),
+            // A URL or a plain host name is that host; any other spelling
+            // (`HOST:PORT:ADDR`, `host=H port=P`) could send it anywhere.
+            Kind::Connect => c.fetches.push(match w.literal() {
+                Some(u) if u.contains("://") => urls::parse_fetch(&u),
+                Some(h)
+                    if !h.is_empty()
+                        && h.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c)) =>
+                {
+                    urls::parse_fetch(&format!("tcp://{h}"))
+                }
+                Some(h) if h.starts_with('/') => {
+                    // A local socket's folder (`psql -h /run/postgresql`).
+                    for p in paths_of(w, ctx) {
+                        c.writes.push(p);
+                    }
+                    return;
+                }
+                _ => {
+                    let mut f = urls::parse_fetch("*");
+                    f.url = w.raw.clone();
+                    f
+                }
+            }),
             Kind::Host => c.fetches.push(match w.literal() {
                 Some(h) => urls::parse_fetch(&format!("ssh://{h}")),
                 None => urls::parse_fetch("*"),
@@ -2127,8 +2368,42 @@ impl Analyzer<'_, '_> {
                 }
             }
             Kind::Sql => match w.literal() {
-                Some(sql) if !sql_destroys(&sql) => {}
-                Some(_) => c.tags.push("destructive".into()),
+                Some(sql) => {
+                    if sql_destroys(&sql) {
+                        c.tags.push("destructive".into());
+                    }
+                    // The client's escapes: shell commands, files, machine code.
+                    for escape in programs::sql_escapes(&sql) {
+                        match escape {
+                            programs::SqlEscape::Shell(cmd) => nested.push(Nested::Script(cmd)),
+                            programs::SqlEscape::Write(f) => {
+                                self.apply_kind(
+                                    Kind::Write,
+                                    &Word::lit(&f),
+                                    c,
+                                    ctx,
+                                    nested,
+                                    reasons,
+                                );
+                            }
+                            programs::SqlEscape::Read(f) => {
+                                self.apply_kind(
+                                    Kind::Read,
+                                    &Word::lit(&f),
+                                    c,
+                                    ctx,
+                                    nested,
+                                    reasons,
+                                );
+                            }
+                            programs::SqlEscape::Code(why) => {
+                                c.runs_code = true;
+                                reasons
+                                    .push(format!("{why} (in the SQL given to `{}`)", c.program));
+                            }
+                        }
+                    }
+                }
                 None => {
                     c.tags.push("destructive".into());
                     reasons.push(format!("the SQL given to `{}` is not literal", c.program));
@@ -2590,10 +2865,6 @@ impl Analyzer<'_, '_> {
                 }
             }
             // `git symbolic-ref HEAD refs/heads/x` (two operands) changes HEAD.
-            "git" if c.subcommand == "symbolic-ref" && operands.len() >= 2 => {
-                c.read_only = false;
-                c.tags.push("vcs-write".into());
-            }
             // `--batch` prints the objects named on standard input (`HEAD:.env`).
             "git"
                 if c.subcommand == "cat-file"
@@ -2879,6 +3150,7 @@ impl Analyzer<'_, '_> {
         stdin: bool,
         depth: usize,
     ) {
+        let inherit = self.inherit_stdin.take();
         if !reasons.is_empty() {
             c.exact = false;
         }
@@ -2945,7 +3217,11 @@ impl Analyzer<'_, '_> {
                         &wrappers,
                         stdin || fetched,
                         depth,
-                        Pending::default(),
+                        Pending {
+                            stdin_given: inherit.is_some(),
+                            stdin: inherit.clone(),
+                            ..Pending::default()
+                        },
                     );
                     wrappers.pop();
                 }
@@ -2999,8 +3275,66 @@ impl SpecRun {
 struct Pending {
     reads: Vec<String>,
     writes: Vec<String>,
+    fetches: Vec<urls::Fetch>,
     inexact: Vec<String>,
     fetched: bool,
+    /// Standard input is redirected (a file, a here-document, a here-string).
+    stdin_given: bool,
+    /// The literal text on standard input, when it is known.
+    stdin: Option<String>,
+}
+
+/// What a shell builtin that prints its arguments (`echo`, `printf`), or
+/// `cat` given only its input, prints, when the words say it exactly.
+fn printed(program: &str, args: &[Word], stdin: Option<&str>) -> Option<String> {
+    let words: Vec<String> = args.iter().map(Word::literal).collect::<Option<_>>()?;
+    match program {
+        "echo" => {
+            let mut newline = true;
+            let mut rest = words.as_slice();
+            while let Some(first) = rest.first()
+                && first.len() > 1
+                && first.starts_with('-')
+                && first[1..].chars().all(|c| matches!(c, 'n' | 'e' | 'E'))
+            {
+                if first.contains('n') {
+                    newline = false;
+                }
+                rest = &rest[1..];
+            }
+            let text = rest.join(" ");
+            // Escapes (`echo -e`, and sh's echo always) are not read here.
+            if text.contains('\\') {
+                return None;
+            }
+            Some(if newline { format!("{text}\n") } else { text })
+        }
+        "printf" => {
+            let (format, values) = words.split_first()?;
+            if format.starts_with('-') {
+                return None;
+            }
+            let format = format.replace("\\n", "\n");
+            if format.contains('\\') {
+                return None;
+            }
+            let holes = format.matches('%').count();
+            if holes == 0 {
+                return values.is_empty().then_some(format);
+            }
+            if holes != 1 || !format.contains("%s") {
+                return None;
+            }
+            let values: Vec<&str> = if values.is_empty() {
+                vec![""]
+            } else {
+                values.iter().map(String::as_str).collect()
+            };
+            Some(values.iter().map(|v| format.replace("%s", v)).collect())
+        }
+        "cat" if words.is_empty() => stdin.map(str::to_string),
+        _ => None,
+    }
 }
 
 fn spec_stdin_code(spec: &Spec, _c: &Command) -> bool {

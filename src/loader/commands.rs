@@ -67,7 +67,28 @@ impl Builder {
                         );
                     }
                 }
-                self.commands.push((Arc::new(spec), raw.aliases.clone()));
+                let spec = Arc::new(spec);
+                // A policy's own entry: its examples hold, or it does not load.
+                // (The shipped catalog's are checked by its tests.)
+                if !self.builtin_catalog_file(file) {
+                    let names: Vec<String> = std::iter::once(&name.value)
+                        .chain(&raw.aliases)
+                        .cloned()
+                        .collect();
+                    let catalog =
+                        super::catalog::with_additions(&[(Arc::clone(&spec), raw.aliases.clone())]);
+                    for why in crate::effects::check_examples(&names, &spec, &catalog) {
+                        self.diags.push(
+                            Diagnostic::new(
+                                Code::InvalidCommand,
+                                format!("command `{}`: {why}", name.value),
+                            )
+                            .at(here.location())
+                            .help("the entry and its example disagree: fix the one that is wrong"),
+                        );
+                    }
+                }
+                self.commands.push((spec, raw.aliases.clone()));
             }
             Err(errors) => {
                 for e in errors {
