@@ -114,6 +114,10 @@ const CODE_VARS: &[&str] = &[
     "CDPATH",
     "TAR_OPTIONS",
     "GCONV_PATH",
+    // bash's table of command paths and aliases: `BASH_CMDS[ls]=/tmp/x` makes
+    // `ls` run `/tmp/x`.
+    "BASH_CMDS",
+    "BASH_ALIASES",
     "LESS",
     "LESSKEY",
     "LESSKEYIN",
@@ -232,6 +236,18 @@ const CODE_VAR_SUFFIXES: &[&str] = &[
     "PATH",
     "_HOME",
     "_EXEC_PREFIX",
+    // Programs a tool runs by convention: its pager, editor, diff program,
+    // shell, browser or password prompt (`SYSTEMD_PAGER`, `KUBE_EDITOR`,
+    // `KUBECTL_EXTERNAL_DIFF`, `npm_config_script_shell`, `SUDO_ASKPASS`).
+    "PAGER",
+    "EDITOR",
+    "_DIFF",
+    "_DIFFTOOL",
+    "_SHELL",
+    "_PROGRAM",
+    "_BROWSER",
+    "_ASKPASS",
+    "_EXE",
 ];
 /// make's variables for the programs its rules run (GNU make's built-in rules
 /// and the GNU coding standards' conventions): `make RM=… clean` runs that.
@@ -390,7 +406,13 @@ const DECLARATIONS: &[&str] = &["declare", "typeset", "local", "readonly", "expo
 /// Whether assigning `name` can make something run code.
 #[must_use]
 pub fn is_code_var(name: &str) -> bool {
-    CODE_VARS.contains(&name)
+    // MSBuild takes its properties from the environment whatever their case
+    // (`MSBuildSDKsPath`, `MSBuildExtensionsPath`).
+    let msbuild = name
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("msbuild"));
+    msbuild
+        || CODE_VARS.contains(&name)
         || CODE_VAR_PREFIXES.iter().any(|p| name.starts_with(p))
         || CODE_VAR_SUFFIXES.iter().any(|s| name.ends_with(s))
 }
