@@ -1151,6 +1151,58 @@ operands: [read...]
     }
 
     #[test]
+    fn globs_match_whole_words() {
+        assert!(glob_matches("*=*", "kernel.x=1"));
+        assert!(!glob_matches("*=*", "kernel.x"));
+        assert!(glob_matches("[0-9]*", "01010101"));
+        assert!(!glob_matches("[0-9]*", "+%s"));
+        assert!(glob_matches("[!+]?", "ab"));
+        assert!(!glob_matches("a?c", "ac"));
+        assert!(glob_matches("*://*", "postgresql://u@h/x"));
+    }
+
+    #[test]
+    fn conditions_hold_on_options_and_operands() {
+        let s = spec(
+            r#"
+options:
+  "-p, --pid": {operands: [value...]}
+  "-c": value
+  "-l": flag
+operands: [value...]
+when:
+  - {option: ["-p, --pid", "-c"], read_only: false}
+  - {operands: 1, unless: "-l", tags: [vcs-write]}
+  - {operand: "*=*", runs_code: true}
+"#,
+        );
+        let held = |line: &str| -> Vec<usize> {
+            let p = s.parse_words(&words(line));
+            let given: Vec<usize> = p.options.iter().map(|(i, _)| *i).collect();
+            (0..s.when.len())
+                .filter(|k| s.when[*k].holds(&given, &p.operands))
+                .collect()
+        };
+        assert_eq!(held("-p 1"), [1]);
+        assert_eq!(held("-c 3 -p 1"), [0, 1]);
+        assert_eq!(held("-l x"), Vec::<usize>::new());
+        assert_eq!(held("a=b"), [1, 2]);
+        // An operand not known before the command runs matches a shape.
+        let p = s.parse_words(&[Word::unknown("$X")]);
+        assert!(s.when[2].holds(&[], &p.operands));
+    }
+
+    #[test]
+    fn bad_conditions_are_errors() {
+        let raw: RawCommand = serde_saphyr::from_str(
+            "options: {\"-l\": flag}\nwhen:\n  - {option: \"-x\", read_only: false}\n  - {operands: 1}\n  - {unless: \"-l\", tags: [a], untags: [a]}\n  - {runs_code: true, read_only: true}\nenv: {X: frob}\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let errors = compile(&raw, "t").err().unwrap_or_default();
+        assert_eq!(errors.len(), 5, "{errors:?}");
+    }
+
+    #[test]
     fn bad_entries_are_errors() {
         let raw: RawCommand = serde_saphyr::from_str(
             "options: {\"-ab\": flag, \"-x\": frob}\noperands: [command, read]\n",
