@@ -105,7 +105,7 @@ fn call(command: &str, confined: bool) -> Call {
 /// The plain decisions' levels reached so far: most dangerous commands
 /// allowed (mislabels aside), most safe ones denied (per cent), fewest safe
 /// ones allowed (per cent).
-const PLAIN: (usize, f64, f64) = (5, 5.1, 47.5);
+const PLAIN: (usize, f64, f64) = (5, 5.1, 49.5);
 
 #[derive(Default)]
 struct Tally {

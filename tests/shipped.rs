@@ -80,6 +80,12 @@ fn the_red_team_suite_passes_with_every_class_and_its_controls() {
     assert!(cases >= 150, "{cases} cases");
     let classes = suite.lines().filter(|l| l.starts_with("  # ── ")).count();
     assert!(classes >= 20, "{classes} classes");
+    // Every case checks the rules that matched, not the decision alone.
+    let decision_only: Vec<&str> = suite
+        .lines()
+        .filter(|l| l.trim_start().starts_with("expect:") && !l.contains("matched"))
+        .collect();
+    assert!(decision_only.is_empty(), "{decision_only:#?}");
     for control in [
         "git status",
         "cargo test",

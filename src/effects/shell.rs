@@ -423,6 +423,9 @@ pub fn analyse(script: &str, cwd: &str, env: &Env<'_>, fx: &mut Effects) {
         env,
         fx,
         functions: HashSet::new(),
+        defining: Vec::new(),
+        background: 0,
+        looping: 0,
         tainted: Vec::new(),
         integers: HashSet::new(),
         vars: HashMap::new(),
@@ -478,6 +481,13 @@ struct Analyzer<'e, 'f> {
     fx: &'f mut Effects,
     /// Functions the script defines: calling one runs its body, already listed.
     functions: HashSet<String>,
+    /// The functions whose bodies are being read: a call to one of them from
+    /// its own body is a recursion (tag `recursion`).
+    defining: Vec<String>,
+    /// How many `&` the command being read is under (tag `background`).
+    background: usize,
+    /// How many `while`, `until` or `for ((…))` loops it is under (tag `loop`).
+    looping: usize,
     /// Files written by commands that fetched: running one runs fetched code.
     tainted: Vec<String>,
     /// Variables declared integers (`declare -i`): bash evaluates what is
@@ -583,7 +593,10 @@ impl Analyzer<'_, '_> {
         let mut cur = cwds.to_vec();
         let mut last = Flow::same(cwds);
         for ast::CompoundListItem(and_or, separator) in &list.0 {
+            let async_ = matches!(separator, ast::SeparatorOperator::Async);
+            self.background += usize::from(async_);
             let f = self.and_or(and_or, &cur, wrappers, stdin, depth);
+            self.background -= usize::from(async_);
             match separator {
                 // In the background: a `cd` there moves nothing here.
                 ast::SeparatorOperator::Async => last = Flow::same(&cur),
@@ -694,8 +707,9 @@ impl Analyzer<'_, '_> {
                 self.compound(compound, cwds, wrappers, stdin, depth)
             }
             ast::Command::Function(def) => {
-                if let Some(name) = self.word(&def.fname, cwds, wrappers, depth).literal() {
-                    self.functions.insert(name);
+                let name = self.word(&def.fname, cwds, wrappers, depth).literal();
+                if let Some(name) = &name {
+                    self.functions.insert(name.clone());
                 }
                 let mut pending = Pending::default();
                 for r in def.body.1.iter().flat_map(|l| &l.0) {
@@ -703,7 +717,14 @@ impl Analyzer<'_, '_> {
                 }
                 self.pending_into_call(pending);
                 // The body may run whenever the function is called.
+                let defining = name.is_some();
+                if let Some(name) = name {
+                    self.defining.push(name);
+                }
                 self.compound(&def.body.0, cwds, wrappers, stdin, depth);
+                if defining {
+                    self.defining.pop();
+                }
                 Flow::same(cwds)
             }
             ast::Command::ExtendedTest(test, _) => {
@@ -799,7 +820,9 @@ impl Analyzer<'_, '_> {
                 {
                     self.hidden_text(&e.value, "an arithmetic loop");
                 }
+                self.looping += 1;
                 let body = self.list(&f.body.list, cwds, wrappers, stdin, depth);
+                self.looping -= 1;
                 Flow::same(&union(cwds, &union(&body.ok, &body.fail)))
             }
             ast::CompoundCommand::BraceGroup(g) => self.list(&g.list, cwds, wrappers, stdin, depth),
@@ -856,6 +879,7 @@ impl Analyzer<'_, '_> {
                 Flow::same(&all)
             }
             ast::CompoundCommand::WhileClause(c) | ast::CompoundCommand::UntilClause(c) => {
+                self.looping += 1;
                 let cond = self.list(&c.0, cwds, wrappers, stdin, depth);
                 let body = self.list(
                     &c.1.list,
@@ -864,6 +888,7 @@ impl Analyzer<'_, '_> {
                     stdin,
                     depth,
                 );
+                self.looping -= 1;
                 Flow::same(&union(
                     cwds,
                     &union(&union(&cond.ok, &cond.fail), &union(&body.ok, &body.fail)),
@@ -1704,6 +1729,9 @@ impl Analyzer<'_, '_> {
         if self.functions.contains(&name) {
             c.read_only = true;
             c.tags.push("function".into());
+            if self.defining.contains(&name) {
+                c.tags.push("recursion".into());
+            }
             self.record(c, reasons, nested, cwds, stdin, depth);
             return flow;
         }
@@ -1821,6 +1849,7 @@ impl Analyzer<'_, '_> {
                     Some(text) => nested.push(Nested::Script(text)),
                     None => {
                         c.runs_code = true;
+                        c.read_only = false;
                         c.fetched_input |= stdin;
                     }
                 }
@@ -1837,6 +1866,7 @@ impl Analyzer<'_, '_> {
                 }
             } else if spec_stdin_code(&spec, &c) {
                 c.runs_code = true;
+                c.read_only = false;
                 c.fetched_input |= stdin;
             }
         }
@@ -1966,6 +1996,9 @@ impl Analyzer<'_, '_> {
             }
         }
         for (_, words) in &parsed.commands {
+            // A program told which command to run runs that, not its standard
+            // input (`python -m pytest`).
+            ctx.code_given = true;
             nested.push(Nested::Command(words.clone()));
         }
         // Conditional changes: `sysctl NAME=VALUE` writes, `git branch NAME` creates.
@@ -3188,6 +3221,18 @@ impl Analyzer<'_, '_> {
         super::dedup(&mut c.lists);
         super::dedup(&mut c.writes);
         super::dedup(&mut c.deletes);
+        if self.background > 0 {
+            c.tags.push("background".into());
+        }
+        if self.looping > 0 {
+            c.tags.push("loop".into());
+        }
+        // A function that calls itself, or a loop that starts commands in the
+        // background, can fill the process table (`:(){ :|:& };:`,
+        // `while true; do … & done`): not read-only, whatever it runs.
+        if c.tags.iter().any(|t| t == "recursion") || (self.background > 0 && self.looping > 0) {
+            c.read_only = false;
+        }
         super::dedup(&mut c.tags);
         if !c.fetches.is_empty() {
             // Files a fetching command writes hold fetched data.
