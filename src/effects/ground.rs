@@ -544,6 +544,13 @@ fn walks(
             stopped: None,
             narrowed: false,
         };
+        // What the walk sees is the tree before the call: a call that may
+        // change it first (a link made, a file written) is not narrowed.
+        if let Some(why) = changes_tree(fx, &root) {
+            walk.stopped = Some(format!("not walked: {why}"));
+            report.walks.push(walk);
+            continue;
+        }
         // The pattern the walk's files must match: none for a whole tree.
         let filter = if paths::is_tree(&tree.effect) {
             None
@@ -591,6 +598,37 @@ fn walks(
         }
         report.walks.push(walk);
     }
+}
+
+/// Why the tree at `root` may change before the call's search reads it:
+/// the call runs code no rule can see, runs a program the catalog does not
+/// know, or writes inside the tree (or the folders that hold it).
+fn changes_tree(fx: &Effects, root: &str) -> Option<String> {
+    if fx.runs_code {
+        return Some("the call runs code that could change the tree first".into());
+    }
+    if let Some(c) = fx.commands.iter().find(|c| !c.known) {
+        return Some(format!(
+            "`{}` is not a known program, and could change the tree first",
+            c.program
+        ));
+    }
+    let literal_prefix = |p: &str| -> String {
+        let (r, _) = root_of(p);
+        r
+    };
+    let within = |a: &str, b: &str| {
+        a == b || b == "/" || a.strip_prefix(b).is_some_and(|rest| rest.starts_with('/'))
+    };
+    fx.writes.iter().find_map(|w| {
+        let w_root = if paths::is_pattern(w) {
+            literal_prefix(w)
+        } else {
+            w.clone()
+        };
+        (within(&w_root, root) || within(root, &w_root))
+            .then(|| format!("the call writes `{w}`, which could change the tree first"))
+    })
 }
 
 /// One walk in progress.
