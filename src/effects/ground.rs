@@ -1,6 +1,6 @@
 //! Grounding in the host: where a call is decided on the machine it will run
 //! on (`hook`, `run`, `serve`, `explain --host`), its paths are also checked as
-//! the files they reach. See docs/effects.md, "Grounded in the host".
+//! the files they reach. See docs/effects.md.
 //!
 //! - A literal path is resolved link by link (`lstat`/`readlink`, never
 //!   opening anything): when it reaches another file, that file joins the
@@ -873,6 +873,7 @@ impl Walker<'_, '_> {
 
 #[cfg(test)]
 mod tests {
+    #![expect(clippy::expect_used, reason = "tests")]
     use super::*;
 
     #[test]
