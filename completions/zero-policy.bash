@@ -383,7 +383,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__explain)
-            opts="-h --tool --args --call --session --agent --format --confined --run --connect --help"
+            opts="-h --tool --args --call --session --agent --format --confined --run --connect --host --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

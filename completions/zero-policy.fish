@@ -61,6 +61,7 @@ json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l confined -d 'Decide as `zero-policy run` does: the call will run confined by the kernel (`call.confined` is true for a shell tool)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l run -d 'Also run the call, if it is an allowed shell call, confined and traced, and show its exit status and what the sandbox refused it (implies `--confined`; needs strace)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l connect -d 'Connect to the declared MCP servers first, so calls to their tools can be decided'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -l host -d 'Decide as a hook on this machine does: paths are also checked as the files they reach (links resolved) and searches against the tree they would walk; the account shows what was seen. Without it the decision is the same on every machine'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand test" -l format -d 'Output format' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"

@@ -518,6 +518,16 @@ impl Registry {
         // Only a script runs through `zero-policy run`: a tool that reads or
         // writes files itself runs in the agent, unconfined.
         fx.confined = call.confined && te.shell.is_some();
+        if let Some((host, credentials)) = &self.host {
+            let workspace = effects::paths::clean(&effects::paths::escape(&call.session.workspace));
+            let ground = effects::ground::Ground {
+                host,
+                credentials,
+                workspace: &workspace,
+                home: &self.settings().home,
+            };
+            fx.grounding = Some(effects::ground::ground(&mut fx, &ground));
+        }
         fx
     }
 
@@ -772,6 +782,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
         exact,
         unknown,
         confined,
+        grounding: _,
     } = fx;
     map([
         (

@@ -603,6 +603,11 @@ pub struct RawPaths {
     /// Whether path globs ignore case: `auto` (per host), `true` or `false`.
     #[schemars(with = "Option<CaseFolding>")]
     pub case_insensitive: Option<Spanned<CaseFolding>>,
+    /// Where a call is decided on its host (hooks, `run`, `serve`, `explain --host`), a
+    /// search or listing is walked, and each file it would reach that these globs (or
+    /// `lists.NAME`) name becomes a read or listing of that file; empty: no walk.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub credentials: Option<Vec<Spanned<String>>>,
 }
 
 /// `settings.paths.case_insensitive`.

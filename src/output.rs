@@ -301,6 +301,9 @@ fn explain_lines(registry: &Registry, call: &Call, ev: &Evaluation) -> String {
     }
     if let Some(fx) = &ev.effects {
         s.push_str(&effects_text(registry, fx));
+        if let Some(g) = &fx.grounding {
+            s.push_str(&grounding_text(registry, g));
+        }
     }
     if !ev.relax_blocked.is_empty() {
         s.push_str("\nnot relaxed (relaxation needs exact effects)\n");
@@ -343,6 +346,62 @@ fn explain_lines(registry: &Registry, call: &Call, ev: &Evaluation) -> String {
     ));
     if let (Some(st), Some(ef)) = (ev.static_permission, ev.effective_permission) {
         s.push_str(&format!("         static {st}, effective {ef}\n"));
+    }
+    s
+}
+
+/// The grounding block of `explain --host`: what the host showed.
+fn grounding_text(registry: &Registry, g: &crate::effects::ground::Grounding) -> String {
+    let scrub = |t: &str| registry.scrubber().scrub_str(t).into_owned();
+    let mut s = String::from("\ngrounding  on this host\n");
+    if g.links.is_empty() && g.folded.is_empty() && g.walks.is_empty() {
+        s.push_str("  nothing to check: no path reaches another file, no search to walk\n");
+    }
+    for l in &g.links {
+        let arrow = if l.resolved { "->" } else { "--" };
+        s.push_str(&format!(
+            "  link     {} {arrow} {}\n",
+            scrub(&l.path),
+            scrub(&l.reaches)
+        ));
+    }
+    for f in &g.folded {
+        s.push_str(&format!("  folded   {}\n", scrub(f)));
+    }
+    for w in &g.walks {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        s.push_str(&format!(
+            "  walk     {} ({}) from {}{}\n",
+            scrub(&w.tree),
+            w.effect,
+            scrub(&w.root),
+            if w.skips_hidden {
+                ", hidden names skipped"
+            } else {
+                ""
+            }
+        ));
+        s.push_str(&format!(
+            "           saw {}, {}, {}; reached {}\n",
+            plural(w.entries, "entry", "entries"),
+            plural(w.folders, "folder", "folders"),
+            plural(w.links, "link", "links"),
+            plural(w.credentials.len(), "credential file", "credential files"),
+        ));
+        for c in &w.credentials {
+            s.push_str(&format!("           credential {}\n", scrub(c)));
+        }
+        for c in &w.linked {
+            s.push_str(&format!("           linked     {}\n", scrub(c)));
+        }
+        match &w.stopped {
+            None => s.push_str("           complete: the tree is narrowed to what it reaches\n"),
+            Some(why) => s.push_str(&format!(
+                "           stopped: {}; the tree is kept (it could reach more)\n",
+                scrub(why)
+            )),
+        }
     }
     s
 }
@@ -430,6 +489,15 @@ pub fn explain_value(registry: &Registry, call: &Call, ev: &Evaluation) -> serde
     truncate_strings(&mut args);
     v["args"] = args;
     v["session"] = serde_json::to_value(&call.session).unwrap_or_default();
+    if registry.grounded() {
+        v["grounding"] = ev
+            .effects
+            .as_ref()
+            .and_then(|fx| fx.grounding.as_ref())
+            .map_or(serde_json::Value::Null, |g| {
+                serde_json::to_value(g).unwrap_or_default()
+            });
+    }
     if let Some(tool) = registry.get(&call.tool) {
         v["hints"] = tool.hints.clone().unwrap_or(serde_json::Value::Null);
         v["source"] = serde_json::to_value(&tool.source).unwrap_or_default();

@@ -61,6 +61,9 @@ pub struct Settings {
     pub home: String,
     /// Whether path globs ignore case (`settings.paths.case_insensitive`).
     pub case_insensitive: bool,
+    /// `settings.paths.credentials` as written (globs or `lists.NAME`): the
+    /// files a walk on the host turns into effects.
+    pub credentials: Vec<String>,
     /// What a hook answers for a tool that no manifest names.
     pub unknown_tool: Permission,
     /// The decision log as written (`~/` not expanded yet); empty turns it off.
@@ -200,6 +203,7 @@ impl Default for Settings {
             secret_env: Vec::new(),
             home: host_home(),
             case_insensitive: host_folds_case(),
+            credentials: Vec::new(),
             unknown_tool: Permission::Prompt,
             log_path: DEFAULT_LOG_PATH.into(),
             log_args: LogArgs::Scrubbed,

@@ -307,6 +307,12 @@ pub struct Registry {
     /// Where the policy is read from: a call that changes one of these is
     /// denied, whatever the rules say ([`Registry::guard`]).
     pub(crate) guard: crate::guard::Guard,
+    /// Where calls are decided on their host: the bounds, and the files a
+    /// walk looks for ([`Registry::ground_in_host`]).
+    pub(crate) host: Option<(
+        crate::effects::ground::Host,
+        crate::effects::globs::PathGlobs,
+    )>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -477,6 +483,7 @@ impl Registry {
             sessions: std::sync::Mutex::new(Vec::new()),
             batches: std::sync::Mutex::new(HashMap::new()),
             guard: crate::guard::Guard::default(),
+            host: None,
         };
         // The folder a hook reads when it is given no paths: an agent that wrote
         // one there would be governed by its own policy from its next call on.
@@ -508,6 +515,55 @@ impl Registry {
             })?;
         }
         Ok(reg)
+    }
+
+    /// Decides every later call on this host (a front door that runs where the
+    /// call will: `hook`, `run`, `serve`, `explain --host`): its paths are also
+    /// checked as the files they reach, and its searches against the tree they
+    /// would walk, within `host`'s bounds (docs/effects.md). Without it, a
+    /// call is decided the same on every machine.
+    ///
+    /// # Errors
+    /// An entry of `settings.paths.credentials` names no list or is not a glob.
+    pub fn ground_in_host(
+        &mut self,
+        host: crate::effects::ground::Host,
+        lists: &std::collections::BTreeMap<String, Vec<String>>,
+    ) -> Result<(), RegistryError> {
+        let home = self.settings.home.trim_end_matches('/').to_string();
+        let mut globs = Vec::new();
+        for entry in &self.settings.credentials {
+            match entry.strip_prefix("lists.") {
+                Some(name) => globs.extend(
+                    lists
+                        .get(name)
+                        .ok_or_else(|| {
+                            RegistryError::Settings(format!(
+                                "`settings.paths.credentials` names `lists.{name}`, which no file defines"
+                            ))
+                        })?
+                        .iter()
+                        .cloned(),
+                ),
+                None => globs.push(match entry.strip_prefix("~/") {
+                    Some(rest) => format!("{home}/{rest}"),
+                    None => entry.clone(),
+                }),
+            }
+        }
+        let compiled =
+            crate::effects::globs::PathGlobs::deferred(&globs, self.settings.case_insensitive)
+                .map_err(|e| {
+                    RegistryError::Settings(format!("`settings.paths.credentials`: {e}"))
+                })?;
+        self.host = Some((host, compiled));
+        Ok(())
+    }
+
+    /// Whether calls are decided on their host ([`Registry::ground_in_host`]).
+    #[must_use]
+    pub fn grounded(&self) -> bool {
+        self.host.is_some()
     }
 
     /// Adds one tool, resolving its rules. Relax rules that would relax a

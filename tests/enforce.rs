@@ -361,9 +361,13 @@ fn literal_credential_reads_are_denied_by_the_decision() {
 #[test]
 fn recursive_search_of_the_workspace_finds_no_secret() {
     let world = World::new("grep-ws");
-    // The literal search: the decision lets it run, the kernel hides `.env`.
-    let out = world.attack(&format!("echo {RAN}; grep -r CANARY ."), Stop::Kernel);
-    assert_eq!(out.code, 1, "grep finds nothing: {out:#?}");
+    // The literal search: grounded in the host, the decision sees the `.env`
+    // it would read (the kernel would hide it too; the forms below show that).
+    let out = world.attack(
+        &format!("echo {RAN}; grep -r CANARY ."),
+        Stop::Decision(DENY_CREDENTIALS),
+    );
+    assert_eq!(out.code, 126, "refused before it runs: {out:#?}");
     // The same from code the analysis cannot read.
     for (script, stop) in [
         (

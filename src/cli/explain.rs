@@ -47,6 +47,11 @@ pub struct Args {
     /// Connect to the declared MCP servers first, so calls to their tools can be decided.
     #[arg(long)]
     pub connect: bool,
+    /// Decide as a hook on this machine does: paths are also checked as the files they
+    /// reach (links resolved) and searches against the tree they would walk; the
+    /// account shows what was seen. Without it the decision is the same on every machine.
+    #[arg(long)]
+    pub host: bool,
     /// The files to read.
     #[command(flatten)]
     pub paths: Paths,
@@ -180,6 +185,13 @@ pub fn run(args: &Args) -> u8 {
         Ok(x) => x,
         Err(code) => return code,
     };
+    if args.host
+        && let Err(e) =
+            registry.ground_in_host(crate::effects::ground::Host::default(), &policy.lists)
+    {
+        output::error(&e.to_string());
+        return EXIT_ERROR;
+    }
     let shown = with_servers(&mut registry, args.connect, |registry, _| {
         let evaluation = registry.explain(&call);
         match args.format {

@@ -118,6 +118,9 @@ fn load(source: &Source) -> Result<(Policy, Registry), String> {
     let mut registry =
         Registry::new(&policy).map_err(|e| format!("the policy cannot be used: {e}"))?;
     registry.guard(source.places());
+    registry
+        .ground_in_host(crate::effects::ground::Host::default(), &policy.lists)
+        .map_err(|e| format!("the policy cannot be used: {e}"))?;
     Ok((policy, registry))
 }
 

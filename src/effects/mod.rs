@@ -12,6 +12,7 @@
 
 pub mod catalog;
 pub mod globs;
+pub mod ground;
 pub mod literal;
 pub mod patch;
 pub mod paths;
@@ -53,6 +54,10 @@ pub struct Effects {
     /// envelope (`settings.enforce`), so a relax rule that reads
     /// `call.confined` may allow it even where it is not exact.
     pub confined: bool,
+    /// What the host showed, where the call was decided on it (not part of
+    /// `call`: its findings are already in the fields above).
+    #[serde(skip)]
+    pub grounding: Option<ground::Grounding>,
 }
 
 impl Default for Effects {
@@ -69,6 +74,7 @@ impl Default for Effects {
             exact: true,
             unknown: Vec::new(),
             confined: false,
+            grounding: None,
         }
     }
 }

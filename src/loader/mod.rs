@@ -301,6 +301,9 @@ fn load(
         if let Some(enforce) = doc.settings.as_ref().and_then(|s| s.enforce.as_ref()) {
             b.enforce_lists(file, enforce);
         }
+        if let Some(paths) = doc.settings.as_ref().and_then(|s| s.paths.as_ref()) {
+            b.paths_lists(file, paths);
+        }
     }
     // A process that decides calls restores the expressions an earlier one
     // compiled for these lists, where every file may be cached (a compiled

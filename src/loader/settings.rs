@@ -96,6 +96,29 @@ impl Builder {
                     crate::model::CaseFolding::Fixed(b) => b,
                 };
             }
+            if let Some(list) = &paths.credentials {
+                for entry in list {
+                    let v = entry.value.as_str();
+                    if v.starts_with("lists.") {
+                        continue;
+                    }
+                    if let Err(e) = globset::Glob::new(v) {
+                        self.diags.push(
+                            Diagnostic::new(
+                                Code::InvalidValue,
+                                format!("`paths.credentials` entry `{v}` is not a glob: {e}"),
+                            )
+                            .at(origin(file, entry).location()),
+                        );
+                    }
+                }
+                if list
+                    .first()
+                    .is_none_or(|first| self.setting("paths.credentials", file, first))
+                {
+                    self.settings.credentials = list.iter().map(|x| x.value.clone()).collect();
+                }
+            }
         }
         if let Some(secrets) = &raw.secrets {
             for p in &secrets.patterns {
@@ -315,6 +338,11 @@ impl Builder {
         }
     }
 
+    /// Every `lists.NAME` in `settings.paths.credentials` names a list.
+    pub(super) fn paths_lists(&mut self, file: &SourceFile, raw: &crate::model::RawPaths) {
+        self.known_lists(file, raw.credentials.iter().flatten());
+    }
+
     /// Every `lists.NAME` in `settings.enforce` names a list.
     pub(super) fn enforce_lists(&mut self, file: &SourceFile, raw: &crate::model::RawEnforce) {
         let entries = [
@@ -327,6 +355,15 @@ impl Builder {
         .into_iter()
         .flatten()
         .flatten();
+        self.known_lists(file, entries);
+    }
+
+    /// Each `lists.NAME` entry names a list.
+    fn known_lists<'e>(
+        &mut self,
+        file: &SourceFile,
+        entries: impl Iterator<Item = &'e Spanned<String>>,
+    ) {
         for entry in entries {
             let Some(name) = entry.value.strip_prefix("lists.") else {
                 continue;

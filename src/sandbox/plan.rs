@@ -178,7 +178,15 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
     // list (a folder is listed through Landlock's read-dir right).
     let mut reads = grants(&e.reads, "reads")?;
     if fx.exact {
-        for r in fx.reads.iter().chain(&fx.lists) {
+        // A tree grounding narrowed (a walk saw no credential in it) is still
+        // what the call reads: the kernel grants it; `deny_reads` still hides.
+        let narrowed = fx
+            .grounding
+            .iter()
+            .flat_map(|g| &g.walks)
+            .filter(|w| w.narrowed)
+            .map(|w| &w.tree);
+        for r in fx.reads.iter().chain(&fx.lists).chain(narrowed) {
             if let Some(f) = folder_of(r).filter(|f| f.as_os_str() != "/") {
                 reads.push(f);
             }
