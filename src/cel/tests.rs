@@ -502,6 +502,7 @@ fn extensions_table() {
             true,
         ),
         (r#"type(1) == int"#, true),
+        (r#"[3, 1, 2].sortBy(x, -x) == [3, 2, 1]"#, true),
     ];
     for (src, want) in cases {
         assert_eq!(eval(src, serde_json::json!({"n": 3})), Ok(want), "{src}");
