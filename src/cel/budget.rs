@@ -766,6 +766,25 @@ impl Estimator<'_> {
                 };
                 (sum_cost + v.bytes / 64.0, self.build(v))
             }
+            // `[index or key, value]` pairs of a list or a map (the two-variable
+            // comprehensions): a two-item list of about 128 bytes per element.
+            "@zp_pairs" => {
+                let r = arg(0);
+                let v = Val {
+                    items: r.items,
+                    bytes: r.bytes * 2.0 + r.items * 128.0 + 16.0,
+                };
+                (sum_cost + v.bytes / 64.0, self.build(v))
+            }
+            // `strings.quote(s)` (its target `strings` counted as an argument): an
+            // escape is at most six characters (`\u0000`) per byte.
+            "quote" => {
+                let v = Val {
+                    items: 0.0,
+                    bytes: sum_bytes * 6.0 + 16.0,
+                };
+                (sum_cost + v.bytes / 64.0, self.build(v))
+            }
             "shell_commands" => {
                 let s = arg(0).bytes;
                 let v = Val {

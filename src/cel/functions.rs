@@ -381,6 +381,79 @@ fn fn_error(name: &str, message: impl ToString) -> ExecutionError {
     ExecutionError::function_error(name, message)
 }
 
+/// The `[index, element]` pairs of a list, or the `[key, value]` pairs of a
+/// map (in its iteration order): what a two-variable comprehension ranges
+/// over ([`super::macros`]).
+fn pairs(range: Value) -> Result<Value, ExecutionError> {
+    let pair = |a: Value, b: Value| Value::List(Arc::new(vec![a, b]));
+    let items = match range {
+        Value::List(l) => l
+            .iter()
+            .enumerate()
+            .map(|(i, v)| pair(Value::Int(i as i64), v.clone()))
+            .collect(),
+        Value::Map(m) => m
+            .map
+            .iter()
+            .map(|(k, v)| pair(Value::from(k.clone()), v.clone()))
+            .collect(),
+        other => {
+            return Err(ExecutionError::function_error(
+                "comprehension",
+                format!("ranges over a list or a map, not {}", other.type_of()),
+            ));
+        }
+    };
+    Ok(Value::List(Arc::new(items)))
+}
+
+/// `x.getMilliseconds()`: the milliseconds of the last second of a
+/// timestamp (0 to 999) or a duration (negative for a negative duration).
+fn milliseconds(x: Value) -> Result<Value, ExecutionError> {
+    match x {
+        Value::Timestamp(t) => Ok(Value::Int(i64::from(t.timestamp_subsec_millis()))),
+        Value::Duration(d) => Ok(Value::Int(d.num_milliseconds() % 1000)),
+        other => Err(ExecutionError::function_error(
+            "getMilliseconds",
+            format!("takes a timestamp or a duration, not {}", other.type_of()),
+        )),
+    }
+}
+
+/// The map of a list of `[key, value]` pairs (`transformMap`); a key given
+/// twice keeps its last value, as each pair comes from a distinct key.
+fn to_map(pairs: Arc<Vec<Value>>) -> Result<Value, ExecutionError> {
+    let mut map = std::collections::HashMap::with_capacity(pairs.len());
+    for p in pairs.iter() {
+        let Value::List(kv) = p else {
+            return Err(ExecutionError::function_error(
+                "transformMap",
+                "a pair is not a list",
+            ));
+        };
+        let (Some(k), Some(v)) = (kv.first(), kv.get(1)) else {
+            return Err(ExecutionError::function_error(
+                "transformMap",
+                "a pair is short",
+            ));
+        };
+        let key = match k {
+            Value::Int(i) => ::cel::objects::Key::Int(*i),
+            Value::UInt(u) => ::cel::objects::Key::Uint(*u),
+            Value::Bool(b) => ::cel::objects::Key::Bool(*b),
+            Value::String(s) => ::cel::objects::Key::String(Arc::clone(s)),
+            _ => {
+                return Err(ExecutionError::function_error(
+                    "transformMap",
+                    "a key is not a map key",
+                ));
+            }
+        };
+        map.insert(key, v.clone());
+    }
+    Ok(Value::Map(::cel::objects::Map { map: Arc::new(map) }))
+}
+
 /// Registers the functions on a root context.
 ///
 /// # Errors
@@ -390,6 +463,12 @@ pub fn register(
     cache: &Arc<PatternCache>,
     case_insensitive: bool,
 ) -> Result<(), String> {
+    ctx.add_function(super::macros::PAIRS, pairs)
+        .map_err(|e| format!("{e:?}"))?;
+    ctx.add_function(super::macros::TO_MAP, to_map)
+        .map_err(|e| format!("{e:?}"))?;
+    ctx.add_function(super::macros::MILLIS, milliseconds)
+        .map_err(|e| format!("{e:?}"))?;
     for name in ["path_matches", "path_overlaps"] {
         let c = Arc::clone(cache);
         ctx.add_function(

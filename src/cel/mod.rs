@@ -10,6 +10,7 @@ pub mod batch;
 pub mod budget;
 pub mod functions;
 pub mod json;
+pub mod macros;
 pub mod plan;
 pub mod stored;
 pub mod types;
@@ -29,6 +30,21 @@ pub use functions::PatternCache;
 
 /// The variables an expression may read.
 pub const VARIABLES: &[&str] = &["tool", "args", "session", "call", "lists"];
+
+/// The names of CEL's types, which are values too (`type(x) == int`).
+const TYPE_NAMES: &[&str] = &[
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "type",
+    "optional_type",
+];
 
 /// What an expression is compiled for.
 #[derive(Debug, Clone, Copy)]
@@ -73,15 +89,82 @@ const STANDARD_FUNCTIONS: &[&str] = &[
     "join",
     "format",
     "reverse",
-    "strings.quote",
-    "optional.of",
-    "optional.none",
-    "optional.ofNonZeroValue",
     "hasValue",
     "value",
     "orValue",
     "or",
+    // Timestamps and durations.
+    "timestamp",
+    "duration",
+    "getFullYear",
+    "getMonth",
+    "getDayOfYear",
+    "getDayOfMonth",
+    "getDate",
+    "getDayOfWeek",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
+    // The lists extension (`lists.range` is left out: see QUALIFIED_FUNCTIONS).
+    "slice",
+    "flatten",
+    "distinct",
+    "sort",
+    "@sortByAssociatedKeys",
+    // The math extension's `greatest` and `least`, as their macros expand.
+    "math.@max",
+    "math.@min",
+    // The helpers of the two-variable comprehensions ([`macros`]).
+    macros::PAIRS,
+    macros::TO_MAP,
+    macros::MILLIS,
 ];
+
+/// Functions called by a qualified name, `namespace.function(…)`: the
+/// namespace is not a variable. (`lists.range` is not one: `lists` is the
+/// policy's lists, and a list of any length it could build has no bound the
+/// cost estimate could know.)
+const QUALIFIED_FUNCTIONS: &[&str] = &[
+    "strings.quote",
+    "optional.of",
+    "optional.none",
+    "optional.ofNonZeroValue",
+    "base64.encode",
+    "base64.decode",
+    "math.ceil",
+    "math.floor",
+    "math.round",
+    "math.trunc",
+    "math.isInf",
+    "math.isNaN",
+    "math.isFinite",
+    "math.abs",
+    "math.sign",
+    "math.sqrt",
+    "math.bitAnd",
+    "math.bitOr",
+    "math.bitXor",
+    "math.bitNot",
+    "math.bitShiftLeft",
+    "math.bitShiftRight",
+];
+
+/// The qualified name a call spells (`math.abs(x)`: `math.abs`), if it is one
+/// of [`QUALIFIED_FUNCTIONS`] and its namespace is not a bound variable.
+fn qualified_name(target: &IdedExpr, function: &str, bound: &[String]) -> Option<&'static str> {
+    let Expr::Ident(ns) = &target.expr else {
+        return None;
+    };
+    if bound.iter().any(|b| b == ns) {
+        return None;
+    }
+    QUALIFIED_FUNCTIONS.iter().copied().find(|q| {
+        q.strip_prefix(ns.as_str())
+            .and_then(|r| r.strip_prefix('.'))
+            == Some(function)
+    })
+}
 
 /// A problem with an expression, placed by a byte range inside it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -324,15 +407,25 @@ impl Default for CelEnv {
 }
 
 impl CelEnv {
-    /// The standard library plus the strings extension: one per process,
+    /// The standard library, the `strings`, `math`, `lists` and `encoders`
+    /// extensions and the macros of [`macros`]: one per process,
     /// shared (it is never changed once built, and building it is 0.2
     /// million instructions, which a hook would otherwise pay twice).
     #[must_use]
     pub fn new() -> CelEnv {
         static SHARED: std::sync::LazyLock<Arc<Env>> = std::sync::LazyLock::new(|| {
             let mut env = Env::stdlib();
-            // INVARIANT: the strings extension declares no name the stdlib has.
+            // INVARIANT: the extensions declare no name the stdlib or another
+            // extension has (`reverse` is a string member in one, a list
+            // member in the other).
             let _ = env.add_extension(cel::extensions::strings);
+            let _ = env.add_extension(cel::extensions::math);
+            let _ = env.add_extension(cel::extensions::lists);
+            let _ = env.add_extension(cel::extensions::encoders);
+            for m in macros::all() {
+                // INVARIANT: no standard macro has these names and arities.
+                let _ = env.add_macro(m);
+            }
             Arc::new(env)
         });
         CelEnv {
@@ -443,7 +536,7 @@ impl CelEnv {
                     start,
                     end: end.max(start + name.len()).min(source.len()),
                 });
-            } else if !VARIABLES.contains(&name.as_str()) {
+            } else if !VARIABLES.contains(&name.as_str()) && !TYPE_NAMES.contains(&name.as_str()) {
                 let (start, end) = range(*id);
                 errors.push(ExprError {
                     help: None,
@@ -901,6 +994,7 @@ fn is_known_function(name: &str) -> bool {
         || name.starts_with('!')
         || name.starts_with('-')
         || STANDARD_FUNCTIONS.contains(&name)
+        || QUALIFIED_FUNCTIONS.contains(&name)
         || functions::FUNCTIONS.contains(&name)
 }
 
@@ -983,10 +1077,46 @@ pub fn parse_fast(source: &str) -> Option<IdedExpr> {
                 | T::TokRightBrace
         );
     }
-    PrattParser::new()
+    let ast = PrattParser::new()
         .enable_optional_syntax(true)
         .parse(source)
-        .ok()
+        .ok()?;
+    // The Pratt parser expands only the standard macros: a call another
+    // macro of the environment expands is left to the ANTLR parser.
+    (!calls_other_macro(&ast)).then_some(ast)
+}
+
+/// Whether a tree has a call that a macro of the environment beyond the
+/// standard ones would expand ([`macros`], `math.greatest`, `sortBy`).
+fn calls_other_macro(e: &IdedExpr) -> bool {
+    match &e.expr {
+        Expr::Call(c) => {
+            let name = c.func_name.as_str();
+            (c.target.is_some()
+                && (macros::expands(name, c.args.len())
+                    || matches!(name, "greatest" | "least" | "sortBy")))
+                || c.target.as_deref().is_some_and(calls_other_macro)
+                || c.args.iter().any(calls_other_macro)
+        }
+        Expr::Select(s) => calls_other_macro(&s.operand),
+        Expr::Comprehension(c) => {
+            calls_other_macro(&c.iter_range)
+                || calls_other_macro(&c.accu_init)
+                || calls_other_macro(&c.loop_cond)
+                || calls_other_macro(&c.loop_step)
+                || calls_other_macro(&c.result)
+        }
+        Expr::List(l) => l.elements.iter().any(calls_other_macro),
+        Expr::Map(m) => m.entries.iter().any(|x| match &x.expr {
+            EntryExpr::MapEntry(m) => calls_other_macro(&m.key) || calls_other_macro(&m.value),
+            EntryExpr::StructField(f) => calls_other_macro(&f.value),
+        }),
+        Expr::Struct(s) => s.entries.iter().any(|x| match &x.expr {
+            EntryExpr::MapEntry(m) => calls_other_macro(&m.key) || calls_other_macro(&m.value),
+            EntryExpr::StructField(f) => calls_other_macro(&f.value),
+        }),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => false,
+    }
 }
 
 /// Whether every escape in a string literal is one of `\\`, `\"`, `\'`, `\n`,
@@ -1148,6 +1278,17 @@ impl Walk {
                 self.expr(&sel.operand, bound);
             }
             Expr::Call(call) => {
+                if let Some(q) = call
+                    .target
+                    .as_deref()
+                    .and_then(|t| qualified_name(t, &call.func_name, bound))
+                {
+                    self.calls.push((q.to_string(), e.id));
+                    for a in &call.args {
+                        self.expr(a, bound);
+                    }
+                    return;
+                }
                 self.calls.push((call.func_name.clone(), e.id));
                 let receiver_args: Vec<&IdedExpr> = call
                     .target

@@ -439,3 +439,116 @@ fn cel_spec_nesting_is_accepted_and_the_limit_is_stated() {
         e[0].message
     );
 }
+
+/// The language features and extensions beyond the standard library, through
+/// compile (with the type check and the cost estimate) and evaluation.
+#[test]
+fn extensions_table() {
+    let cases = [
+        // Timestamps and durations.
+        (r#"timestamp("2024-01-02T03:04:05Z").getHours() == 3"#, true),
+        (
+            r#"timestamp("2024-01-02T03:04:05Z").getHours("America/New_York") == 22"#,
+            true,
+        ),
+        (
+            r#"timestamp("2024-01-02T03:04:05Z") + duration("1h") > timestamp("2024-01-02T04:00:00Z")"#,
+            true,
+        ),
+        (r#"duration("1h30m").getMinutes() == 90"#, true),
+        (r#"duration("1.5s").getMilliseconds() == 500"#, true),
+        (
+            r#"timestamp("2024-01-02T03:04:05.250Z").getMilliseconds() == 250"#,
+            true,
+        ),
+        // Optionals.
+        (r#"args.?missing.orValue("d") == "d""#, true),
+        (r#"args.?n.hasValue()"#, true),
+        (
+            r#"optional.of(1).value() == 1 && !optional.none().hasValue()"#,
+            true,
+        ),
+        (r#"[1, ?optional.none(), 2] == [1, 2]"#, true),
+        // Two-variable comprehensions and cel.bind.
+        (r#"[10, 20].all(i, v, v == (i + 1) * 10)"#, true),
+        (r#"{"a": 1, "b": 2}.exists(k, v, k == "b" && v == 2)"#, true),
+        (r#"{"a": 1, "b": 2}.existsOne(k, v, v > 1)"#, true),
+        (
+            r#"[1, 2, 3].transformList(i, v, i > 0, v * 2) == [4, 6]"#,
+            true,
+        ),
+        (r#"{"a": 1}.transformMap(k, v, v + 1) == {"a": 2}"#, true),
+        (r#"cel.bind(x, args.n * 2, x + x) == 12"#, true),
+        // math, base64, strings, lists.
+        (
+            r#"math.greatest(1, args.n, 2) == 3 && math.least([4, 2]) == 2"#,
+            true,
+        ),
+        (
+            r#"math.abs(-2) == 2 && math.bitOr(1, 2) == 3 && math.isNaN(0.0 / 0.0)"#,
+            true,
+        ),
+        (
+            r#"base64.encode(b"hi") == "aGk=" && base64.decode("aGk=") == b"hi""#,
+            true,
+        ),
+        (r#"strings.quote("a\nb") == "\"a\\nb\"""#, true),
+        (
+            r#"[[1], [2, 3]].flatten() == [1, 2, 3] && [3, 1, 3].distinct().sort() == [1, 3]"#,
+            true,
+        ),
+        (
+            r#"[1, 2, 3].slice(1, 3) == [2, 3] && [1, 2].reverse() == [2, 1]"#,
+            true,
+        ),
+        (r#"type(1) == int"#, true),
+        (r#"[3, 1, 2].sortBy(x, -x) == [3, 2, 1]"#, true),
+    ];
+    for (src, want) in cases {
+        assert_eq!(eval(src, serde_json::json!({"n": 3})), Ok(want), "{src}");
+    }
+}
+
+/// An error in the new functions fails closed: an error, never a value.
+#[test]
+fn extension_errors_fail_closed() {
+    for src in [
+        r#"timestamp("not a time") > timestamp("2024-01-01T00:00:00Z")"#,
+        r#"base64.decode("!!!") == b"""#,
+        r#"args.n.all(k, v, true)"#,
+        r#"{"a": 1}.transformMap(k, v, v).a == duration("x")"#,
+    ] {
+        assert!(eval(src, serde_json::json!({"n": 3})).is_err(), "{src}");
+    }
+}
+
+/// `lists.range` stays refused (a list of any length, unbounded for the
+/// cost estimate); misspelled namespace functions are unknown.
+#[test]
+fn unknown_namespace_functions_are_refused() {
+    let env = CelEnv::new();
+    for (src, kind) in [
+        ("size(lists.range(3)) == 3", ExprErrorKind::UnknownFunction),
+        ("math.absolute(1) == 1", ExprErrorKind::UnknownVariable),
+    ] {
+        let errs = env
+            .compile(src, &mut PatternCache::default(), &cx())
+            .unwrap_err();
+        assert!(errs.iter().any(|e| e.kind == kind), "{src}: {errs:?}");
+    }
+}
+
+/// The macros the Pratt parser does not know send the source to the parser
+/// that does, so a restored expression is parsed to the same expanded tree.
+#[test]
+fn other_macros_are_not_parsed_fast() {
+    for src in [
+        "[1].all(i, v, v > 0)",
+        "cel.bind(x, 1, x)",
+        "math.greatest(1, 2)",
+        "duration('1s').getMilliseconds()",
+    ] {
+        assert!(parse_fast(src).is_none(), "{src}");
+    }
+    assert!(parse_fast("[1].all(v, v > 0)").is_some());
+}

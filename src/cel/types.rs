@@ -158,7 +158,20 @@ fn signatures(name: &str) -> Option<(Vec<Sig>, T)> {
         "substring" => (vec![sig(r(S), &[Int]), sig(r(S), &[Int, Int])], S),
         "join" => (vec![sig(r(list()), &[]), sig(r(list()), &[S])], S),
         "format" => (vec![sig(r(S), &[list()])], S),
-        "reverse" => (vec![sig(r(S), &[])], S),
+        // A string's reverse (strings extension) or a list's (lists extension).
+        "reverse" => (vec![sig(r(Dyn), &[])], Dyn),
+        // The lists extension.
+        "slice" => (vec![sig(r(list()), &[Int, Int])], list()),
+        "flatten" => (vec![sig(r(list()), &[]), sig(r(list()), &[Int])], list()),
+        "distinct" | "sort" => (vec![sig(r(list()), &[])], list()),
+        // Timestamps (optionally in a time zone) and durations.
+        "timestamp" | "duration" => (vec![sig(None, &[Dyn])], Dyn),
+        "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate"
+        | "getDayOfWeek" | "getHours" | "getMinutes" | "getSeconds" => {
+            (vec![sig(r(Dyn), &[]), sig(r(Dyn), &[S])], Int)
+        }
+        "getMilliseconds" => (vec![sig(r(Dyn), &[S])], Int),
+        "@zp_milliseconds" => (vec![sig(None, &[Dyn])], Int),
         "glob" | "path_under" => (vec![sig(None, &[S, S])], Bool),
         "path_matches" | "path_overlaps" | "ip_in" => (vec![sig(None, &[S, strs()])], Bool),
         "path_is_tree" | "path_is_pattern" | "shell_parses" => (vec![sig(None, &[S])], Bool),
