@@ -1406,3 +1406,208 @@ fn results_and_definitions_pass_through_as_the_server_sent_them() {
     );
     assert_eq!(structured["annotations"]["readOnlyHint"], json!(true));
 }
+
+/// The `resources` (or `prompts`, `resourceTemplates`) array of a listing.
+fn items<'a>(listing: &'a Value, key: &str) -> &'a Vec<Value> {
+    listing[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `{key}` in {listing}"))
+}
+
+#[test]
+fn resources_prompts_completions_and_logging_pass_through_as_direct() {
+    let s = Scratch::new("surfaces");
+    s.write_policy(&policy_yaml(
+        &s,
+        "  defer_threshold: 0\n",
+        &[everything_allowed()],
+    ));
+    let text_doc = "demo://resource/static/document/features.md";
+    let steps = |prompt_prefix: &str| {
+        let p = |n: &str| format!("{prompt_prefix}{n}");
+        json!([
+            {"op": "capabilities"},
+            {"op": "resources"},
+            {"op": "templates"},
+            {"op": "read", "uri": text_doc},
+            {"op": "read", "uri": "demo://resource/dynamic/text/7"},
+            {"op": "read", "uri": "demo://resource/dynamic/blob/3"},
+            {"op": "prompts"},
+            {"op": "get_prompt", "name": p("simple-prompt")},
+            {"op": "get_prompt", "name": p("args-prompt"), "args": {"city": "Lyon", "state": "Rhône"}},
+            {"op": "get_prompt", "name": p("resource-prompt"), "args": {"resourceType": "Text", "resourceId": "2"}},
+            {"op": "complete", "ref": {"type": "ref/prompt", "name": p("completable-prompt")},
+             "argument": {"name": "department", "value": "E"}},
+            {"op": "complete", "ref": {"type": "ref/resource", "uri": "demo://resource/dynamic/text/{resourceId}"},
+             "argument": {"name": "resourceId", "value": "1"}},
+            {"op": "set_level", "level": "debug"},
+            {"op": "read", "uri": "demo://resource/static/document/no-such.md"},
+            {"op": "get_prompt", "name": p("no-such-prompt")},
+        ])
+    };
+    let direct = client(json!({
+        "transport": "stdio",
+        "command": ["node", everything_js(), "stdio"],
+        "steps": steps(""),
+    }));
+    let through = client(stdio_script(&s, "none", steps("mcp__everything__")));
+    let (d, g) = (&direct["results"], &through["results"]);
+    let log = s.log_lines();
+
+    // Offered as upstream offers: resources, prompts, completions, logging.
+    for cap in ["resources", "prompts", "completions", "logging"] {
+        assert!(d[0][cap].is_object(), "direct lacks {cap}: {}", d[0]);
+        assert!(
+            g[0][cap].is_object(),
+            "the gateway does not offer {cap}: {}",
+            g[0]
+        );
+    }
+    // Listings: the same resources and templates (URIs unchanged).
+    assert_eq!(items(&g[1], "resources"), items(&d[1], "resources"));
+    assert_eq!(
+        items(&g[2], "resourceTemplates"),
+        items(&d[2], "resourceTemplates")
+    );
+    // Reads: a listed text, a templated text, a templated blob (base64
+    // untouched). The templated ones say when they were made: compared apart.
+    assert_eq!(g[3]["contents"], d[3]["contents"], "{}", g[3]);
+    let (mut g, mut d) = (g.clone(), d.clone());
+    for r in [&mut g, &mut d] {
+        let text = r[4]["contents"][0].as_object_mut().unwrap().remove("text");
+        assert!(
+            text.as_ref().and_then(Value::as_str).is_some_and(
+                |t| t.starts_with("Resource 7: This is a plaintext resource created at")
+            ),
+            "{text:?}"
+        );
+        let blob = r[5]["contents"][0].as_object_mut().unwrap().remove("blob");
+        assert!(
+            blob.as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|b| b.starts_with("UmVzb3VyY2UgMzog")),
+            "{blob:?}"
+        );
+    }
+    for i in [4, 5] {
+        assert_eq!(g[i]["contents"], d[i]["contents"], "read {i}: {}", g[i]);
+    }
+    for r in [&mut g, &mut d] {
+        let embedded = r[9]["messages"][1]["content"]["resource"]
+            .as_object_mut()
+            .unwrap()
+            .remove("text");
+        assert!(
+            embedded
+                .as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.starts_with("Resource 2: ")),
+            "{embedded:?}"
+        );
+    }
+    // Prompts: named as tools are, otherwise the same.
+    let renamed: Vec<Value> = items(&d[6], "prompts")
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            let name = format!("mcp__everything__{}", p["name"].as_str().unwrap());
+            p["name"] = name.into();
+            p
+        })
+        .collect();
+    assert_eq!(items(&g[6], "prompts"), &renamed);
+    for i in [7, 8, 9, 10, 11] {
+        assert!(d[i].get("error").is_none(), "direct {i}: {}", d[i]);
+        assert_eq!(g[i], d[i], "result {i} differs through the gateway");
+    }
+    assert_eq!(g[12], json!({}));
+    // A resource the server does not have is the server's error, passed on;
+    // a prompt the gateway does not list is the protocol's invalid params.
+    assert_eq!(g[13]["error"]["code"], d[13]["error"]["code"], "{}", g[13]);
+    assert_eq!(g[14]["error"]["code"], json!(-32602), "{}", g[14]);
+
+    // Each read and prompt was decided, and logged as such.
+    let decided: Vec<&str> = log
+        .iter()
+        .filter(|l| l["decision"] == "allow")
+        .map(|l| l["tool"].as_str().unwrap())
+        .collect();
+    assert!(
+        decided.contains(&"mcp__everything__resources/read")
+            && decided.contains(&"mcp__everything__prompts/get"),
+        "{decided:?}"
+    );
+}
+
+#[test]
+fn a_resource_read_is_decided_by_the_policy_and_a_refusal_is_clear() {
+    let s = Scratch::new("resource-policy");
+    let rules = r#"rules:
+  - id: no-architecture
+    tools: ["mcp__everything__resources/read"]
+    when: 'args.uri.contains("architecture")'
+    action: deny
+    reason: the architecture notes are not for agents
+  - id: no-ssh-keys
+    when: 'call.reads.exists(p, p.contains("/.ssh/"))'
+    action: deny
+    reason: ssh keys stay home
+"#;
+    let mut server = everything_allowed();
+    server.push_str(
+        "    overrides:\n      - tools: [prompts/get]\n        safety: {side_effect: none, permission: prompt, reason: prompts are asked}\n",
+    );
+    s.write_policy(&format!(
+        "{}{rules}",
+        policy_yaml(&s, "  defer_threshold: 0\n", &[server])
+    ));
+    let through = client(stdio_script(
+        &s,
+        "decline",
+        json!([
+            {"op": "read", "uri": "demo://resource/static/document/architecture.md"},
+            {"op": "read", "uri": "demo://resource/static/document/features.md"},
+            {"op": "read", "uri": "file:///home/u/%2essh/id_rsa"},
+            {"op": "get_prompt", "name": "mcp__everything__simple-prompt"},
+            {"op": "call", "name": "mcp__everything__resources/read", "args": {"uri": "demo://resource/static/document/features.md"}},
+        ]),
+    ));
+    let g = &through["results"];
+    assert_eq!(g[0]["error"]["code"], json!(-32600), "{}", g[0]);
+    assert!(
+        g[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the architecture notes are not for agents"),
+        "{}",
+        g[0]
+    );
+    assert!(g[1]["contents"][0]["text"].is_string(), "{}", g[1]);
+    // A file URI is a read of its decoded path: `%2e` does not hide `.ssh`.
+    assert!(
+        g[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ssh keys stay home"),
+        "{}",
+        g[2]
+    );
+    // A prompt get decided `prompt` is asked; declined, it is refused.
+    assert_eq!(through["elicitations"].as_array().unwrap().len(), 1);
+    assert!(
+        g[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("declined by the user"),
+        "{}",
+        g[3]
+    );
+    // A surface is not a tool: `tools/call` does not reach it.
+    assert_eq!(g[4]["error"]["code"], json!(-32602), "{}", g[4]);
+    let log = s.log_lines();
+    let line = log
+        .iter()
+        .find(|l| l["tool"] == "mcp__everything__resources/read" && l["decision"] == "deny")
+        .unwrap();
+    assert_eq!(line["matched"], json!(["no-architecture"]));
+}

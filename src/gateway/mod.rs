@@ -20,6 +20,7 @@ pub mod handler;
 pub mod http;
 pub mod pin;
 pub mod reload;
+pub mod surfaces;
 pub mod upstreams;
 
 use std::collections::BTreeMap;
@@ -166,6 +167,8 @@ fn describe_errors(loaded: &Loaded) -> String {
 pub(crate) struct Live {
     pub connection: Connection,
     pub tools: Vec<RemoteTool>,
+    /// What the server declared at `initialize` (`resources`, `prompts`, …).
+    pub capabilities: serde_json::Value,
 }
 
 /// What a server is doing, for error messages about its tools.
@@ -219,9 +222,10 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
-/// Whether a tool is one the gateway can serve: it has code to run it.
+/// Whether a tool is one the gateway can serve as a tool: it has code to run
+/// it, and is not a protocol surface (`resources/read`, `prompts/get`).
 fn served(t: &RegisteredTool) -> bool {
-    t.runnable()
+    t.runnable() && !crate::names::is_surface_name(&t.name)
 }
 
 impl Gateway {
@@ -518,9 +522,16 @@ fn build_snapshot(
     for s in servers {
         match live.get(&s.name) {
             Some(l) => {
-                if let Err(sk) =
-                    register::register_listed(&mut registry, s, &l.tools, &l.connection)
-                {
+                let registered = register::register_listed(
+                    &mut registry,
+                    s,
+                    &l.tools,
+                    &l.connection,
+                )
+                .and_then(|()| {
+                    register::register_surfaces(&mut registry, s, &l.capabilities, &l.connection)
+                });
+                if let Err(sk) = registered {
                     registry.skip_server(sk);
                 }
             }

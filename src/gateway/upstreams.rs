@@ -128,12 +128,14 @@ async fn supervise(gateway: Arc<Gateway>, server: ServerDef, stop: CancellationT
         };
         match attempt {
             Ok((client, tools)) => {
+                let capabilities = client.capabilities().unwrap_or_default();
                 let connection = Connection::new(&server.name, client);
                 lock_or_recover(&gateway.live).insert(
                     server.name.clone(),
                     Live {
                         connection: connection.clone(),
                         tools,
+                        capabilities,
                     },
                 );
                 // INVARIANT: the registry with its tools is in force before

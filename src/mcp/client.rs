@@ -31,7 +31,7 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
     CustomRequest, Implementation, MetaObject, ProtocolVersion, ResourceContents, ServerResult,
 };
-use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::service::{ClientInitializeError, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, RoleClient, ServiceError, ServiceExt};
@@ -218,6 +218,17 @@ pub enum McpError {
         /// What went wrong.
         message: String,
     },
+    /// The server answered a request with a JSON-RPC error, kept whole so a
+    /// gateway can pass the code and message on.
+    #[error("mcp server {server}: {method} failed: json-rpc error {}: {}", error.code.0, error.message)]
+    Rpc {
+        /// The server's name.
+        server: String,
+        /// The request's method.
+        method: String,
+        /// The error as the server sent it.
+        error: rmcp::ErrorData,
+    },
     /// The connection is gone: the server exited or hung up, or the client was
     /// closed. It is not restarted.
     #[error("mcp server {server}: connection closed: {message}")]
@@ -237,6 +248,7 @@ impl McpError {
             | Self::Timeout { server, .. }
             | Self::List { server, .. }
             | Self::Call { server, .. }
+            | Self::Rpc { server, .. }
             | Self::Closed { server, .. } => server,
         }
     }
@@ -254,6 +266,18 @@ pub trait ToolClient: Send + Sync {
         name: &str,
         args: Map<String, Value>,
     ) -> BoxFuture<'_, Result<CallOutput, McpError>>;
+
+    /// Sends any other request (`resources/read`, `prompts/get`, …) and
+    /// returns its result as plain JSON. Dropping the future before the answer
+    /// cancels the request upstream (`notifications/cancelled`).
+    fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<Value, McpError>>;
+
+    /// The capabilities the server declared at `initialize`, as JSON.
+    fn capabilities(&self) -> Option<Value>;
 
     /// Ends the session. A stdio server gets its stdin closed, then SIGTERM, then
     /// SIGKILL, and is reaped before the future completes.
@@ -508,6 +532,46 @@ impl RmcpClient {
         Err(list_err(format!("more than {MAX_LIST_PAGES} pages")))
     }
 
+    async fn raw(&self, method: &str, params: Option<Value>) -> Result<Value, McpError> {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method.to_string(), params));
+        let peer = self.service.running.peer();
+        let sent = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await;
+        let answered = match sent {
+            Ok(handle) => {
+                let mut guard = CancelOnDrop {
+                    peer: peer.clone(),
+                    id: Some(handle.id.clone()),
+                };
+                let answered = handle.await_response().await;
+                guard.id = None;
+                answered
+            }
+            Err(e) => Err(e),
+        };
+        match answered {
+            Ok(result) => result_json(result).map_err(|message| McpError::Call {
+                server: self.server.clone(),
+                tool: method.to_string(),
+                message,
+            }),
+            Err(ServiceError::McpError(error)) => Err(McpError::Rpc {
+                server: self.server.clone(),
+                method: method.to_string(),
+                error,
+            }),
+            Err(e) => Err(match Self::classify(e) {
+                Failure::Closed(why) => self.closed(method, why).await,
+                Failure::Other(message) => McpError::Call {
+                    server: self.server.clone(),
+                    tool: method.to_string(),
+                    message,
+                },
+            }),
+        }
+    }
+
     async fn call(&self, name: &str, args: Map<String, Value>) -> Result<CallOutput, McpError> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
         match self.service.running.call_tool(params).await {
@@ -570,6 +634,20 @@ impl ToolClient for RmcpClient {
         Box::pin(async move { self.call(&name, args).await })
     }
 
+    fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<Value, McpError>> {
+        let method = method.to_string();
+        Box::pin(async move { self.raw(&method, params).await })
+    }
+
+    fn capabilities(&self) -> Option<Value> {
+        let info = self.service.running.peer().peer_info()?;
+        serde_json::to_value(&info.capabilities).ok()
+    }
+
     fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
         let Service { running, child } = self.service;
         Box::pin(async move {
@@ -579,6 +657,35 @@ impl ToolClient for RmcpClient {
                 child.stop(Stop::Graceful).await;
             }
         })
+    }
+}
+
+/// Cancels an abandoned request upstream: dropped while `id` is set, it
+/// sends `notifications/cancelled` (a client that cancels, or goes, before
+/// the answer leaves no work running on the server).
+struct CancelOnDrop {
+    peer: rmcp::Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = peer
+                    .send_notification(rmcp::model::ClientNotification::CancelledNotification(
+                        rmcp::model::CancelledNotification::new(
+                            rmcp::model::CancelledNotificationParam::new(
+                                Some(id),
+                                Some("the request was cancelled".into()),
+                            ),
+                        ),
+                    ))
+                    .await;
+            });
+        }
     }
 }
 
