@@ -443,6 +443,8 @@ pub struct ServerDef {
     /// The effects of a `resources/read` through the gateway when no override
     /// gives any: a read of a `file:` URI's path, a fetch of an http(s) URI.
     pub resource_effects: Option<Arc<ToolEffects>>,
+    /// What it may ask of the client through the gateway (`servers[].allow`).
+    pub allow: Vec<crate::model::ServerAllow>,
     /// Where the name was written.
     pub origin: Origin,
 }

@@ -1611,3 +1611,72 @@ fn a_resource_read_is_decided_by_the_policy_and_a_refusal_is_clear() {
         .unwrap();
     assert_eq!(line["matched"], json!(["no-architecture"]));
 }
+
+#[test]
+fn progress_sampling_and_roots_reach_the_calling_client_and_a_server_asks_only_what_it_may() {
+    let s = Scratch::new("relays");
+    let mut server = everything_allowed();
+    server.push_str("    allow: [sampling]\n");
+    s.write_policy(&policy_yaml(&s, "  defer_threshold: 0\n", &[server]));
+    let n = |t: &str| format!("mcp__everything__{t}");
+    let mut script = stdio_script(
+        &s,
+        "decline",
+        json!([
+            {"op": "until_listed", "name": n("trigger-sampling-request"), "seconds": 30},
+            {"op": "call", "name": n("trigger-sampling-request"), "args": {"prompt": "ping", "maxTokens": 5}},
+            {"op": "call", "name": n("trigger-elicitation-request")},
+            {"op": "call_progress", "name": n("trigger-long-running-operation"), "args": {"duration": 1, "steps": 3}},
+            {"op": "call", "name": n("get-roots-list")},
+        ]),
+    );
+    script["sampling"] = json!("the client's model says pong");
+    script["roots"] = json!(["file:///work/project-root"]);
+    let out = client(script);
+    let r = &out["results"];
+    assert_eq!(r[0]["found"], json!(true), "{out}");
+    // Sampling: relayed to the calling client, its answer back to the server.
+    assert!(
+        r[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the client's model says pong"),
+        "{}",
+        r[1]
+    );
+    let asked = &out["samplings"][0]["messages"][0]["content"]["text"];
+    assert!(asked.as_str().unwrap().contains("ping"), "{out}");
+    // Elicitation is not in `allow`: the person is never asked, the server is told no.
+    assert_eq!(out["elicitations"], json!([]), "{out}");
+    assert!(
+        r[2].to_string().contains("may not ask for elicitation"),
+        "{}",
+        r[2]
+    );
+    // Progress: each step, under the client's own token.
+    let progress = r[3]["progress"].as_array().unwrap();
+    assert_eq!(progress.len(), 3, "{}", r[3]);
+    assert_eq!(progress[2]["progress"].as_f64(), Some(3.0));
+    assert_eq!(r[3]["isError"], json!(false));
+    // Roots: the client's.
+    assert!(
+        r[4]["text"]
+            .as_str()
+            .unwrap()
+            .contains("file:///work/project-root"),
+        "{}",
+        r[4]
+    );
+    let log = s.log_lines();
+    let relayed: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|l| l["tool"].as_str().unwrap().contains("/"))
+        .filter(|l| !l["tool"].as_str().unwrap().ends_with("/read"))
+        .map(|l| (l["tool"].as_str().unwrap(), l["decision"].as_str().unwrap()))
+        .collect();
+    assert!(
+        relayed.contains(&("mcp__everything__sampling/createMessage", "allow"))
+            && relayed.contains(&("mcp__everything__elicitation/create", "deny")),
+        "{relayed:?}"
+    );
+}

@@ -46,13 +46,16 @@ const FORM_ARGS_CHARS: usize = 2_000;
 #[derive(Clone, Debug)]
 pub struct Handler {
     gateway: Arc<Gateway>,
+    /// This client session's number, for relays.
+    session: u64,
 }
 
 impl Handler {
     /// A handler over the gateway's shared state.
     #[must_use]
     pub fn new(gateway: Arc<Gateway>) -> Handler {
-        Handler { gateway }
+        let session = gateway.relays.session();
+        Handler { gateway, session }
     }
 }
 
@@ -290,8 +293,17 @@ impl Handler {
             return Ok(text_result(text, true));
         }
         let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
+        // The call is registered for relays: the server's progress and
+        // requests during it come back to this client.
+        let caller = self.gateway.relays.enter(
+            self.session,
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+        );
+        let dispatch =
+            crate::mcp::client::CALLER.scope(caller.id, registry.dispatch_asking(&call, approver));
         let dispatched = tokio::select! {
-            d = registry.dispatch_asking(&call, approver) => d,
+            d = dispatch => d,
             () = context.ct.cancelled() => {
                 self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "cancelled by the client", &scrubbed_args, started);
                 return Err(ErrorData::internal_error("the request was cancelled", None));
@@ -301,6 +313,8 @@ impl Handler {
                 return Err(ErrorData::internal_error("the gateway is stopping", None));
             }
         };
+        caller.settle().await;
+        drop(caller);
         let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
         let ev = &dispatched.evaluation;
         let mut note = ev
@@ -386,8 +400,17 @@ impl Handler {
             outcome: Mutex::new(Asked::default()),
         });
         let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
+        // The call is registered for relays: the server's progress and
+        // requests during it come back to this client.
+        let caller = self.gateway.relays.enter(
+            self.session,
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+        );
+        let dispatch =
+            crate::mcp::client::CALLER.scope(caller.id, registry.dispatch_asking(&call, approver));
         let dispatched = tokio::select! {
-            d = registry.dispatch_asking(&call, approver) => d,
+            d = dispatch => d,
             () = context.ct.cancelled() => {
                 self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "cancelled by the client", &scrubbed_args, started);
                 return Err(ErrorData::internal_error("the request was cancelled", None));
@@ -397,6 +420,8 @@ impl Handler {
                 return Err(ErrorData::internal_error("the gateway is stopping", None));
             }
         };
+        caller.settle().await;
+        drop(caller);
         let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
         let ev = &dispatched.evaluation;
         let mut note = ev

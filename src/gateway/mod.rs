@@ -19,6 +19,7 @@
 pub mod handler;
 pub mod http;
 pub mod pin;
+pub mod relay;
 pub mod reload;
 pub mod surfaces;
 pub mod upstreams;
@@ -210,6 +211,8 @@ pub struct Gateway {
     started: std::time::Instant,
     /// The version of the bundle in force, for the log.
     bundle: Mutex<Option<String>>,
+    /// Calls in flight, for what servers say back during them.
+    pub(crate) relays: relay::Relays,
 }
 
 mod log_writer;
@@ -266,6 +269,7 @@ impl Gateway {
             supervisors: upstreams::Supervisors::default(),
             started: std::time::Instant::now(),
             bundle: Mutex::new(None),
+            relays: relay::Relays::default(),
         }))
     }
 
@@ -399,6 +403,15 @@ impl Gateway {
     /// Registers a client session, to be told when the tool list changes.
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
         lock_or_recover(&self.peers).push(peer);
+    }
+
+    /// The client sessions connected now.
+    pub(crate) fn live_peers(&self) -> Vec<Peer<RoleServer>> {
+        lock_or_recover(&self.peers)
+            .iter()
+            .filter(|p| !p.is_transport_closed())
+            .cloned()
+            .collect()
     }
 
     async fn notify_list_changed(&self) {

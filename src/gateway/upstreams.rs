@@ -123,7 +123,9 @@ async fn supervise(gateway: Arc<Gateway>, server: ServerDef, stop: CancellationT
             }
         };
         let attempt = tokio::select! {
-            r = register::connect_and_list(spec) => r,
+            r = register::connect_and_list_relayed(spec, Some(std::sync::Arc::new(
+                super::relay::Relay { gateway: std::sync::Arc::downgrade(&gateway) },
+            ))) => r,
             () = stop.cancelled() => return,
         };
         match attempt {

@@ -156,6 +156,7 @@ impl Builder {
         };
         self.servers.push(ServerDef {
             resource_effects,
+            allow: raw.allow.clone(),
             name,
             transport,
             command: raw.command.as_ref().map(|c| c.value.clone()),

@@ -288,7 +288,25 @@ pub trait ToolClient: Send + Sync {
 /// `spec.timeout`. A stdio server that fails to start is killed and reaped
 /// before this returns.
 pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError> {
+    connect_relayed(spec, None).await
+}
+
+/// As [`connect`], and what the server asks of its client (sampling,
+/// elicitation, roots) and tells it (progress, log messages, list and
+/// resource changes) goes to `downstream`; without one, requests are
+/// refused and notifications dropped.
+pub async fn connect_relayed(
+    spec: &ConnectSpec,
+    downstream: Option<Arc<dyn Downstream>>,
+) -> Result<Box<dyn ToolClient>, McpError> {
     let server = spec.server.clone();
+    let side = ClientSide {
+        config: client_config(downstream.is_some()),
+        server: spec.server.clone(),
+        downstream,
+        calls: Arc::new(Calls::default()),
+    };
+    let calls = Arc::clone(&side.calls);
     let connect_err = |message: String| McpError::Connect {
         server: server.clone(),
         message,
@@ -308,8 +326,7 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
         } => {
             let (child, stdout, stdin) =
                 ChildProc::spawn(command, args, env, cwd.as_deref()).map_err(connect_err)?;
-            let started =
-                tokio::time::timeout(spec.timeout, client_config().serve((stdout, stdin)));
+            let started = tokio::time::timeout(spec.timeout, side.serve((stdout, stdin)));
             match started.await {
                 Ok(Ok(service)) => Service {
                     running: service,
@@ -339,7 +356,7 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
                         .collect(),
                 );
             let transport = StreamableHttpClientTransport::from_config(config);
-            let started = tokio::time::timeout(spec.timeout, client_config().serve(transport));
+            let started = tokio::time::timeout(spec.timeout, side.serve(transport));
             match started.await {
                 Ok(Ok(running)) => Service {
                     running,
@@ -353,8 +370,7 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
             let headers = header_map(headers).map_err(connect_err)?;
             let started = tokio::time::timeout(spec.timeout, async {
                 let transport = super::sse::connect(url, headers).await?;
-                client_config()
-                    .serve(transport)
+                side.serve(transport)
                     .await
                     .map_err(|e| describe_init_error(&e))
             });
@@ -378,17 +394,210 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
         server: spec.server.clone(),
         list_timeout: spec.timeout,
         service,
+        calls,
     }))
 }
 
 /// What this client tells servers about itself: the last protocol version that
-/// has the `initialize` handshake, no optional capabilities.
-fn client_config() -> ClientConfig {
+/// has the `initialize` handshake; sampling, elicitation and roots when
+/// someone downstream can answer them (whether a request is relayed is then
+/// decided per request).
+fn client_config(relays: bool) -> ClientConfig {
+    let capabilities = if relays {
+        serde_json::from_value(serde_json::json!({
+            "sampling": {},
+            "elicitation": {"form": {}, "url": {}},
+            "roots": {"listChanged": true}
+        }))
+        .unwrap_or_default()
+    } else {
+        ClientCapabilities::default()
+    };
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("zero-policy", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+tokio::task_local! {
+    /// The downstream call a request to a server is made for: set by a
+    /// gateway around the call, read when the request is sent, so the
+    /// server's progress and requests during it reach that call's client.
+    pub static CALLER: u64;
+}
+
+/// Where a server's requests and notifications to its client go: a gateway
+/// relays them to its own clients. Every method is bounded by the
+/// implementation; none may wait forever.
+pub trait Downstream: Send + Sync {
+    /// A request from `server` (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`) made while the calls `callers` were in flight to it.
+    fn request<'a>(
+        &'a self,
+        server: &'a str,
+        callers: Vec<u64>,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, rmcp::ErrorData>>;
+
+    /// A progress notification for the call `caller`.
+    fn progress<'a>(&'a self, server: &'a str, caller: u64, params: Value) -> BoxFuture<'a, ()>;
+
+    /// Any other notification (log messages, list and resource changes).
+    fn notify<'a>(&'a self, server: &'a str, method: &'a str, params: Value) -> BoxFuture<'a, ()>;
+}
+
+/// The downstream calls in flight on one connection: by the progress token
+/// rmcp gave each request, and as a list for the server's requests.
+#[derive(Default)]
+struct Calls {
+    by_token: Mutex<std::collections::HashMap<rmcp::model::ProgressToken, u64>>,
+}
+
+impl Calls {
+    fn in_flight(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .by_token
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
+/// Records a request's progress token for the downstream call in this task
+/// (if any) while it is alive.
+struct Tracked {
+    calls: Arc<Calls>,
+    token: Option<rmcp::model::ProgressToken>,
+}
+
+impl Tracked {
+    fn new(calls: &Arc<Calls>, token: &rmcp::model::ProgressToken) -> Tracked {
+        let token = CALLER.try_with(|id| *id).ok().map(|id| {
+            calls
+                .by_token
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(token.clone(), id);
+            token.clone()
+        });
+        Tracked {
+            calls: Arc::clone(calls),
+            token,
+        }
+    }
+}
+
+/// How long a finished request's progress token still routes: a server's
+/// last progress notification is handled on its own task, and may be behind
+/// the answer it came before.
+const PROGRESS_GRACE: Duration = Duration::from_millis(200);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let Some(t) = self.token.take() else { return };
+        let calls = Arc::clone(&self.calls);
+        let forget = move || {
+            calls
+                .by_token
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&t);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    tokio::time::sleep(PROGRESS_GRACE).await;
+                    forget();
+                });
+            }
+            Err(_) => forget(),
+        }
+    }
+}
+
+/// The client side of one connection: answers `ping`, hands the server's
+/// requests and notifications to the [`Downstream`].
+struct ClientSide {
+    config: ClientConfig,
+    server: String,
+    downstream: Option<Arc<dyn Downstream>>,
+    calls: Arc<Calls>,
+}
+
+/// A JSON-RPC message's `method` and `params`.
+fn method_params<T: serde::Serialize>(message: &T) -> (String, Value) {
+    let v = serde_json::to_value(message).unwrap_or(Value::Null);
+    let method = v
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let params = v.get("params").cloned().unwrap_or(Value::Null);
+    (method, params)
+}
+
+impl rmcp::Service<RoleClient> for ClientSide {
+    async fn handle_request(
+        &self,
+        request: rmcp::model::ServerRequest,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ClientResult, rmcp::ErrorData> {
+        if matches!(request, rmcp::model::ServerRequest::PingRequest(_)) {
+            return Ok(rmcp::model::ClientResult::empty(()));
+        }
+        let (method, params) = method_params(&request);
+        let Some(downstream) = &self.downstream else {
+            return Err(rmcp::ErrorData::method_not_found::<
+                rmcp::model::CreateMessageRequestMethod,
+            >());
+        };
+        let callers = self.calls.in_flight();
+        let result = downstream
+            .request(&self.server, callers, &method, params)
+            .await?;
+        Ok(rmcp::model::ClientResult::CustomResult(
+            rmcp::model::CustomResult(result),
+        ))
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ServerNotification,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) -> Result<(), rmcp::ErrorData> {
+        let Some(downstream) = &self.downstream else {
+            return Ok(());
+        };
+        if let rmcp::model::ServerNotification::ProgressNotification(p) = &notification {
+            let caller = self
+                .calls
+                .by_token
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&p.params.progress_token)
+                .copied();
+            // Progress for no call in flight (late, or forged) goes nowhere.
+            if let Some(caller) = caller {
+                let (_, params) = method_params(&notification);
+                downstream.progress(&self.server, caller, params).await;
+            }
+            return Ok(());
+        }
+        let (method, params) = method_params(&notification);
+        downstream.notify(&self.server, &method, params).await;
+        Ok(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.config.clone()
+    }
 }
 
 /// Parses header pairs; values are marked sensitive so they never show in logs.
@@ -438,7 +647,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// The rmcp session and, for stdio, the server process.
 struct Service {
-    running: RunningService<RoleClient, ClientConfig>,
+    running: RunningService<RoleClient, ClientSide>,
     child: Option<ChildProc>,
 }
 
@@ -447,6 +656,7 @@ struct RmcpClient {
     server: String,
     list_timeout: Duration,
     service: Service,
+    calls: Arc<Calls>,
 }
 
 /// How a [`ServiceError`] is reported.
@@ -544,6 +754,7 @@ impl RmcpClient {
                     peer: peer.clone(),
                     id: Some(handle.id.clone()),
                 };
+                let _tracked = Tracked::new(&self.calls, &handle.progress_token);
                 let answered = handle.await_response().await;
                 guard.id = None;
                 answered
@@ -574,7 +785,32 @@ impl RmcpClient {
 
     async fn call(&self, name: &str, args: Map<String, Value>) -> Result<CallOutput, McpError> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
-        match self.service.running.call_tool(params).await {
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let peer = self.service.running.peer();
+        let sent = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await;
+        let answered = match sent {
+            Ok(handle) => {
+                // Dropped before the answer (the client cancelled or went):
+                // the server is told to stop.
+                let mut guard = CancelOnDrop {
+                    peer: peer.clone(),
+                    id: Some(handle.id.clone()),
+                };
+                let _tracked = Tracked::new(&self.calls, &handle.progress_token);
+                let answered = handle.await_response().await;
+                guard.id = None;
+                answered
+            }
+            Err(e) => Err(e),
+        };
+        let result = match answered {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(ServiceError::UnexpectedResponse),
+            Err(e) => Err(e),
+        };
+        match result {
             Ok(result) => {
                 let mut out = CallOutput {
                     is_error: result.is_error.unwrap_or(false),

@@ -461,18 +461,33 @@ pub fn connect_spec(
 pub async fn connect_and_list(
     spec: ConnectSpec,
 ) -> Result<(Box<dyn ToolClient>, Vec<RemoteTool>), SkippedServer> {
-    match connect_and_list_timed(spec).await {
+    connect_and_list_relayed(spec, None).await
+}
+
+/// As [`connect_and_list`], with what the server asks of its client and
+/// tells it going to `downstream` ([`client::connect_relayed`]).
+///
+/// # Errors
+/// The server could not be reached, timed out, or its listing failed.
+pub async fn connect_and_list_relayed(
+    spec: ConnectSpec,
+    downstream: Option<Arc<dyn client::Downstream>>,
+) -> Result<(Box<dyn ToolClient>, Vec<RemoteTool>), SkippedServer> {
+    match connect_and_list_timed(spec, downstream).await {
         Listed::Ok(c, tools, _) => Ok((c, tools)),
         Listed::Skipped(s) => Err(s),
     }
 }
 
-async fn connect_and_list_timed(spec: ConnectSpec) -> Listed {
+async fn connect_and_list_timed(
+    spec: ConnectSpec,
+    downstream: Option<Arc<dyn client::Downstream>>,
+) -> Listed {
     let server = spec.server.clone();
     let started = Instant::now();
     let budget = spec.timeout;
     let work = async {
-        let c = client::connect(&spec).await?;
+        let c = client::connect_relayed(&spec, downstream).await?;
         match c.list_tools().await {
             Ok(tools) => Ok((c, tools)),
             Err(e) => {
@@ -529,7 +544,7 @@ pub async fn register_servers(
             Ok(spec) => {
                 progress(Progress::Connecting(s.name.clone()));
                 let name = s.name.clone();
-                tasks.spawn(async move { (name, connect_and_list_timed(spec).await) });
+                tasks.spawn(async move { (name, connect_and_list_timed(spec, None).await) });
             }
             Err(e) => {
                 results.insert(
