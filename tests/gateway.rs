@@ -1613,7 +1613,8 @@ fn a_resource_read_is_decided_by_the_policy_and_a_refusal_is_clear() {
 }
 
 #[test]
-fn progress_sampling_and_roots_reach_the_calling_client_and_a_server_asks_only_what_it_may() {
+fn progress_sampling_roots_and_updates_reach_the_calling_client_and_a_server_asks_only_what_it_may()
+{
     let s = Scratch::new("relays");
     let mut server = everything_allowed();
     server.push_str("    allow: [sampling]\n");
@@ -1628,6 +1629,10 @@ fn progress_sampling_and_roots_reach_the_calling_client_and_a_server_asks_only_w
             {"op": "call", "name": n("trigger-elicitation-request")},
             {"op": "call_progress", "name": n("trigger-long-running-operation"), "args": {"duration": 1, "steps": 3}},
             {"op": "call", "name": n("get-roots-list")},
+            {"op": "subscribe", "uri": "demo://resource/static/document/features.md"},
+            {"op": "call", "name": n("toggle-subscriber-updates")},
+            {"op": "until_updated", "uri": "demo://resource/static/document/features.md", "seconds": 12},
+            {"op": "unsubscribe", "uri": "demo://resource/static/document/features.md"},
         ]),
     );
     script["sampling"] = json!("the client's model says pong");
@@ -1667,6 +1672,10 @@ fn progress_sampling_and_roots_reach_the_calling_client_and_a_server_asks_only_w
         "{}",
         r[4]
     );
+    // A subscription: the server's updates reach the client that subscribed.
+    assert_eq!(r[5], json!({}));
+    assert_eq!(r[7], json!({"updated": true}), "{out}");
+    assert_eq!(r[8], json!({}));
     let log = s.log_lines();
     let relayed: Vec<(&str, &str)> = log
         .iter()

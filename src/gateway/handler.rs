@@ -575,6 +575,9 @@ impl Handler {
         caps.insert("tools".into(), json!({"listChanged": true}));
         if g.offers("resources", None) {
             let mut r = serde_json::Map::new();
+            if g.offers("resources", Some("subscribe")) {
+                r.insert("subscribe".into(), true.into());
+            }
             if g.offers("resources", Some("listChanged")) {
                 r.insert("listChanged".into(), true.into());
             }
@@ -724,6 +727,60 @@ impl ServerHandler for Handler {
         let mut result = ReadResourceResult::new(contents);
         result.meta = out.meta;
         Ok(ReadResourceResponse::Complete(result))
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (_, connection) = self
+            .gateway
+            .route_uri(&request.uri)
+            .await
+            .map_err(|e| surface_error(&self.gateway, e))?;
+        // The server is asked once per URI; each client is told of updates
+        // to what it subscribed to.
+        if self
+            .gateway
+            .relays
+            .subscribe(&request.uri, self.session, context.peer.clone())
+            && let Err(e) = self
+                .gateway
+                .forward(
+                    &connection,
+                    "resources/subscribe",
+                    json!({"uri": request.uri}),
+                )
+                .await
+        {
+            self.gateway.relays.unsubscribe(&request.uri, self.session);
+            return Err(surface_error(&self.gateway, e));
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.gateway.relays.unsubscribe(&request.uri, self.session) {
+            let (_, connection) = self
+                .gateway
+                .route_uri(&request.uri)
+                .await
+                .map_err(|e| surface_error(&self.gateway, e))?;
+            self.gateway
+                .forward(
+                    &connection,
+                    "resources/unsubscribe",
+                    json!({"uri": request.uri}),
+                )
+                .await
+                .map_err(|e| surface_error(&self.gateway, e))?;
+        }
+        Ok(())
     }
 
     async fn list_prompts(

@@ -68,6 +68,8 @@ pub(crate) struct Relays {
     callers: std::sync::Mutex<HashMap<u64, std::sync::Arc<Caller>>>,
     waiting: std::sync::Mutex<HashMap<String, usize>>,
     logs: std::sync::Mutex<HashMap<String, (Instant, usize)>>,
+    /// Resource URIs and the client sessions subscribed to each.
+    subscriptions: std::sync::Mutex<HashMap<String, Vec<(u64, Peer<RoleServer>)>>>,
 }
 
 /// A call registered for relays while it is alive.
@@ -123,6 +125,31 @@ impl Relays {
             }),
         );
         CallGuard { relays: self, id }
+    }
+
+    /// Records that `session` subscribed to `uri`; whether it is the first.
+    pub(crate) fn subscribe(&self, uri: &str, session: u64, peer: Peer<RoleServer>) -> bool {
+        let mut subs = lock_or_recover(&self.subscriptions);
+        let list = subs.entry(uri.to_string()).or_default();
+        let first = list.is_empty();
+        if !list.iter().any(|(s, _)| *s == session) {
+            list.push((session, peer));
+        }
+        first
+    }
+
+    /// Forgets `session`'s subscription to `uri`; whether none is left.
+    pub(crate) fn unsubscribe(&self, uri: &str, session: u64) -> bool {
+        let mut subs = lock_or_recover(&self.subscriptions);
+        let Some(list) = subs.get_mut(uri) else {
+            return true;
+        };
+        list.retain(|(s, p)| *s != session && !p.is_transport_closed());
+        let last = list.is_empty();
+        if last {
+            subs.remove(uri);
+        }
+        last
     }
 
     /// A new client session's number.
@@ -381,6 +408,29 @@ impl Relay {
                     let _ = tokio::time::timeout(
                         NOTIFY_TIMEOUT,
                         peer.notify_logging_message(p.clone()),
+                    )
+                    .await;
+                }
+            }
+            // Only the clients that subscribed to the resource hear of it.
+            "notifications/resources/updated" => {
+                let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                    return;
+                };
+                let subscribed: Vec<Peer<RoleServer>> =
+                    lock_or_recover(&gateway.relays.subscriptions)
+                        .get(uri)
+                        .map(|l| l.iter().map(|(_, p)| p.clone()).collect())
+                        .unwrap_or_default();
+                let Ok(p) =
+                    serde_json::from_value::<rmcp::model::ResourceUpdatedNotificationParam>(params)
+                else {
+                    return;
+                };
+                for peer in subscribed {
+                    let _ = tokio::time::timeout(
+                        NOTIFY_TIMEOUT,
+                        peer.notify_resource_updated(p.clone()),
                     )
                     .await;
                 }
