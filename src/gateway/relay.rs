@@ -61,6 +61,9 @@ pub(crate) struct Caller {
     relaying: AtomicUsize,
 }
 
+/// The client sessions subscribed to one resource, with their peers.
+type Subscribers = Vec<(u64, Peer<RoleServer>)>;
+
 /// The relay's state, kept by the gateway.
 #[derive(Default)]
 pub(crate) struct Relays {
@@ -69,7 +72,7 @@ pub(crate) struct Relays {
     waiting: std::sync::Mutex<HashMap<String, usize>>,
     logs: std::sync::Mutex<HashMap<String, (Instant, usize)>>,
     /// Resource URIs and the client sessions subscribed to each.
-    subscriptions: std::sync::Mutex<HashMap<String, Vec<(u64, Peer<RoleServer>)>>>,
+    subscriptions: std::sync::Mutex<HashMap<String, Subscribers>>,
 }
 
 /// A call registered for relays while it is alive.

@@ -123,10 +123,10 @@ impl Gateway {
                 continue;
             };
             let name = crate::names::mcp_tool_name(&format, &server, &remote);
-            if names.contains_key(&name) {
+            if let Some(taken) = names.get_mut(&name) {
                 // Two prompts of one name: neither is reachable by it, both are dropped.
                 listed.retain(|p: &Value| p.get("name").and_then(Value::as_str) != Some(&name));
-                names.insert(name, (String::new(), String::new()));
+                *taken = (String::new(), String::new());
                 continue;
             }
             if let Value::Object(m) = &mut item {
