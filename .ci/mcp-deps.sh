@@ -5,6 +5,8 @@
 #   - @modelcontextprotocol/inspector (npm), whose CLI mode is a real MCP client for
 #     tests/gateway.rs
 #   - PyPI opentelemetry-proto in the venv, which decodes OTLP payloads in tests/otlp.rs
+#   - @modelcontextprotocol/conformance (npm) with Node 22 from npm (node@22), the
+#     official MCP conformance suite, for tests/gateway.rs
 # into $ZP_TEST_DEPS (default: <repo>/target/test-deps). Idempotent: a second run
 # with the same pinned versions does nothing.
 set -euo pipefail
@@ -14,6 +16,8 @@ PY_MCP_VERSION="2.3.0"
 INSPECTOR_VERSION="2.12.0"
 PRE_COMMIT_VERSION="4.7.0"
 OTEL_PROTO_VERSION="1.39.1"
+CONFORMANCE_VERSION="0.1.16"
+NODE22_VERSION="22.23.3"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="${ZP_TEST_DEPS:-$repo/target/test-deps}"
@@ -44,6 +48,19 @@ if [[ ! -f "$inspector_stamp" ]]; then
     touch "$inspector_stamp"
 fi
 
+# npm: the conformance suite and the Node 22 it needs, pinned exactly.
+conformance_dir="$deps/conformance"
+conformance_stamp="$conformance_dir/.installed-$CONFORMANCE_VERSION-node-$NODE22_VERSION"
+if [[ ! -f "$conformance_stamp" ]]; then
+    rm -rf "$conformance_dir"
+    mkdir -p "$conformance_dir"
+    npm install --prefix "$conformance_dir" --no-audit --no-fund --save-exact \
+        "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" "node@$NODE22_VERSION"
+    test -x "$conformance_dir/node_modules/.bin/conformance"
+    "$conformance_dir/node_modules/.bin/node" --version
+    touch "$conformance_stamp"
+fi
+
 # Python: a venv with the MCP SDK, pinned exactly.
 venv="$deps/venv"
 py_stamp="$venv/.installed-mcp-$PY_MCP_VERSION"
@@ -72,4 +89,4 @@ if [[ ! -f "$otel_stamp" ]]; then
     touch "$otel_stamp"
 fi
 
-echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION, pre-commit $PRE_COMMIT_VERSION, opentelemetry-proto $OTEL_PROTO_VERSION)"
+echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION, pre-commit $PRE_COMMIT_VERSION, opentelemetry-proto $OTEL_PROTO_VERSION, conformance $CONFORMANCE_VERSION on node $NODE22_VERSION)"

@@ -886,6 +886,21 @@ pub struct RawServer {
     /// and write besides what `settings.enforce` lets every confined call read,
     /// and its network.
     pub sandbox: Option<RawServerSandbox>,
+    /// What the server may ask of the gateway's client through it, beyond
+    /// tools: `sampling` (the client's model), `elicitation` (a question to
+    /// the person). Neither unless listed; `roots` are always answered.
+    #[serde(default)]
+    pub allow: Vec<ServerAllow>,
+}
+
+/// A request a server may make of the client through the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerAllow {
+    /// `sampling/createMessage`: the client's model answers the server.
+    Sampling,
+    /// `elicitation/create`: the person answers the server.
+    Elicitation,
 }
 
 /// `servers[].sandbox`: a stdio server runs inside the same kind of envelope

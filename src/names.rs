@@ -36,3 +36,27 @@ pub fn mcp_tool_name(format: &str, server: &str, tool: &str) -> String {
         .replace("{server}", &sanitize_name_part(server))
         .replace("{tool}", &sanitize_name_part(tool))
 }
+
+/// The remote name a `resources/read` through the gateway is decided as: a
+/// manifest override on it (`tools: [resources/read]`) sets its safety and
+/// effects, and rules see it as `tool.name` `mcp__{server}__resources/read`.
+pub const RESOURCE_READ: &str = "resources/read";
+
+/// The remote name a `prompts/get` through the gateway is decided as.
+pub const PROMPT_GET: &str = "prompts/get";
+
+/// The name a server's protocol surface (`resources/read`, `prompts/get`) is
+/// decided under: the tool name format with the surface unchanged, so its `/`
+/// sets it apart from every tool name (tool names never hold a `/`).
+#[must_use]
+pub fn mcp_surface_name(format: &str, server: &str, surface: &str) -> String {
+    format
+        .replace("{server}", &sanitize_name_part(server))
+        .replace("{tool}", surface)
+}
+
+/// Whether a registered name is a protocol surface rather than a tool.
+#[must_use]
+pub fn is_surface_name(name: &str) -> bool {
+    name.contains('/')
+}

@@ -444,6 +444,11 @@ pub struct ServerDef {
     pub overrides: Vec<Override>,
     /// The envelope a stdio server runs confined to (`servers[].sandbox`).
     pub sandbox: Option<crate::sandbox::Envelope>,
+    /// The effects of a `resources/read` through the gateway when no override
+    /// gives any: a read of a `file:` URI's path, a fetch of an http(s) URI.
+    pub resource_effects: Option<Arc<ToolEffects>>,
+    /// What it may ask of the client through the gateway (`servers[].allow`).
+    pub allow: Vec<crate::model::ServerAllow>,
     /// Where the name was written.
     pub origin: Origin,
 }
@@ -461,6 +466,10 @@ impl ServerDef {
                 o.effects.clone(),
             ),
             None => (self.safety.clone(), None, None),
+        };
+        let effects = match effects {
+            None if remote == crate::names::RESOURCE_READ => self.resource_effects.clone(),
+            e => e,
         };
         let safety = Safety {
             reason: Some(safety.reason.clone().unwrap_or_else(|| {

@@ -1406,3 +1406,373 @@ fn results_and_definitions_pass_through_as_the_server_sent_them() {
     );
     assert_eq!(structured["annotations"]["readOnlyHint"], json!(true));
 }
+
+/// The `resources` (or `prompts`, `resourceTemplates`) array of a listing.
+fn items<'a>(listing: &'a Value, key: &str) -> &'a Vec<Value> {
+    listing[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no `{key}` in {listing}"))
+}
+
+#[test]
+fn resources_prompts_completions_and_logging_pass_through_as_direct() {
+    let s = Scratch::new("surfaces");
+    s.write_policy(&policy_yaml(
+        &s,
+        "  defer_threshold: 0\n",
+        &[everything_allowed()],
+    ));
+    let text_doc = "demo://resource/static/document/features.md";
+    let steps = |prompt_prefix: &str| {
+        let p = |n: &str| format!("{prompt_prefix}{n}");
+        json!([
+            {"op": "capabilities"},
+            {"op": "resources"},
+            {"op": "templates"},
+            {"op": "read", "uri": text_doc},
+            {"op": "read", "uri": "demo://resource/dynamic/text/7"},
+            {"op": "read", "uri": "demo://resource/dynamic/blob/3"},
+            {"op": "prompts"},
+            {"op": "get_prompt", "name": p("simple-prompt")},
+            {"op": "get_prompt", "name": p("args-prompt"), "args": {"city": "Lyon", "state": "Rhône"}},
+            {"op": "get_prompt", "name": p("resource-prompt"), "args": {"resourceType": "Text", "resourceId": "2"}},
+            {"op": "complete", "ref": {"type": "ref/prompt", "name": p("completable-prompt")},
+             "argument": {"name": "department", "value": "E"}},
+            {"op": "complete", "ref": {"type": "ref/resource", "uri": "demo://resource/dynamic/text/{resourceId}"},
+             "argument": {"name": "resourceId", "value": "1"}},
+            {"op": "set_level", "level": "debug"},
+            {"op": "read", "uri": "demo://resource/static/document/no-such.md"},
+            {"op": "get_prompt", "name": p("no-such-prompt")},
+        ])
+    };
+    let direct = client(json!({
+        "transport": "stdio",
+        "command": ["node", everything_js(), "stdio"],
+        "steps": steps(""),
+    }));
+    let through = client(stdio_script(&s, "none", steps("mcp__everything__")));
+    let (d, g) = (&direct["results"], &through["results"]);
+    let log = s.log_lines();
+
+    // Offered as upstream offers: resources, prompts, completions, logging.
+    for cap in ["resources", "prompts", "completions", "logging"] {
+        assert!(d[0][cap].is_object(), "direct lacks {cap}: {}", d[0]);
+        assert!(
+            g[0][cap].is_object(),
+            "the gateway does not offer {cap}: {}",
+            g[0]
+        );
+    }
+    // Listings: the same resources and templates (URIs unchanged).
+    assert_eq!(items(&g[1], "resources"), items(&d[1], "resources"));
+    assert_eq!(
+        items(&g[2], "resourceTemplates"),
+        items(&d[2], "resourceTemplates")
+    );
+    // Reads: a listed text, a templated text, a templated blob (base64
+    // untouched). The templated ones say when they were made: compared apart.
+    assert_eq!(g[3]["contents"], d[3]["contents"], "{}", g[3]);
+    let (mut g, mut d) = (g.clone(), d.clone());
+    for r in [&mut g, &mut d] {
+        let text = r[4]["contents"][0].as_object_mut().unwrap().remove("text");
+        assert!(
+            text.as_ref().and_then(Value::as_str).is_some_and(
+                |t| t.starts_with("Resource 7: This is a plaintext resource created at")
+            ),
+            "{text:?}"
+        );
+        let blob = r[5]["contents"][0].as_object_mut().unwrap().remove("blob");
+        assert!(
+            blob.as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|b| b.starts_with("UmVzb3VyY2UgMzog")),
+            "{blob:?}"
+        );
+    }
+    for i in [4, 5] {
+        assert_eq!(g[i]["contents"], d[i]["contents"], "read {i}: {}", g[i]);
+    }
+    for r in [&mut g, &mut d] {
+        let embedded = r[9]["messages"][1]["content"]["resource"]
+            .as_object_mut()
+            .unwrap()
+            .remove("text");
+        assert!(
+            embedded
+                .as_ref()
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.starts_with("Resource 2: ")),
+            "{embedded:?}"
+        );
+    }
+    // Prompts: named as tools are, otherwise the same.
+    let renamed: Vec<Value> = items(&d[6], "prompts")
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            let name = format!("mcp__everything__{}", p["name"].as_str().unwrap());
+            p["name"] = name.into();
+            p
+        })
+        .collect();
+    assert_eq!(items(&g[6], "prompts"), &renamed);
+    for i in [7, 8, 9, 10, 11] {
+        assert!(d[i].get("error").is_none(), "direct {i}: {}", d[i]);
+        assert_eq!(g[i], d[i], "result {i} differs through the gateway");
+    }
+    assert_eq!(g[12], json!({}));
+    // A resource the server does not have is the server's error, passed on;
+    // a prompt the gateway does not list is the protocol's invalid params.
+    assert_eq!(g[13]["error"]["code"], d[13]["error"]["code"], "{}", g[13]);
+    assert_eq!(g[14]["error"]["code"], json!(-32602), "{}", g[14]);
+
+    // Each read and prompt was decided, and logged as such.
+    let decided: Vec<&str> = log
+        .iter()
+        .filter(|l| l["decision"] == "allow")
+        .map(|l| l["tool"].as_str().unwrap())
+        .collect();
+    assert!(
+        decided.contains(&"mcp__everything__resources/read")
+            && decided.contains(&"mcp__everything__prompts/get"),
+        "{decided:?}"
+    );
+}
+
+#[test]
+fn a_resource_read_is_decided_by_the_policy_and_a_refusal_is_clear() {
+    let s = Scratch::new("resource-policy");
+    let rules = r#"rules:
+  - id: no-architecture
+    tools: ["mcp__everything__resources/read"]
+    when: 'args.uri.contains("architecture")'
+    action: deny
+    reason: the architecture notes are not for agents
+  - id: no-ssh-keys
+    when: 'call.reads.exists(p, p.contains("/.ssh/"))'
+    action: deny
+    reason: ssh keys stay home
+"#;
+    let mut server = everything_allowed();
+    server.push_str(
+        "    overrides:\n      - tools: [prompts/get]\n        safety: {side_effect: none, permission: prompt, reason: prompts are asked}\n",
+    );
+    s.write_policy(&format!(
+        "{}{rules}",
+        policy_yaml(&s, "  defer_threshold: 0\n", &[server])
+    ));
+    let through = client(stdio_script(
+        &s,
+        "decline",
+        json!([
+            {"op": "read", "uri": "demo://resource/static/document/architecture.md"},
+            {"op": "read", "uri": "demo://resource/static/document/features.md"},
+            {"op": "read", "uri": "file:///home/u/%2essh/id_rsa"},
+            {"op": "get_prompt", "name": "mcp__everything__simple-prompt"},
+            {"op": "call", "name": "mcp__everything__resources/read", "args": {"uri": "demo://resource/static/document/features.md"}},
+        ]),
+    ));
+    let g = &through["results"];
+    assert_eq!(g[0]["error"]["code"], json!(-32600), "{}", g[0]);
+    assert!(
+        g[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the architecture notes are not for agents"),
+        "{}",
+        g[0]
+    );
+    assert!(g[1]["contents"][0]["text"].is_string(), "{}", g[1]);
+    // A file URI is a read of its decoded path: `%2e` does not hide `.ssh`.
+    assert!(
+        g[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ssh keys stay home"),
+        "{}",
+        g[2]
+    );
+    // A prompt get decided `prompt` is asked; declined, it is refused.
+    assert_eq!(through["elicitations"].as_array().unwrap().len(), 1);
+    assert!(
+        g[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("declined by the user"),
+        "{}",
+        g[3]
+    );
+    // A surface is not a tool: `tools/call` does not reach it.
+    assert_eq!(g[4]["error"]["code"], json!(-32602), "{}", g[4]);
+    let log = s.log_lines();
+    let line = log
+        .iter()
+        .find(|l| l["tool"] == "mcp__everything__resources/read" && l["decision"] == "deny")
+        .unwrap();
+    assert_eq!(line["matched"], json!(["no-architecture"]));
+}
+
+#[test]
+fn progress_sampling_roots_and_updates_reach_the_calling_client_and_a_server_asks_only_what_it_may()
+{
+    let s = Scratch::new("relays");
+    let mut server = everything_allowed();
+    server.push_str("    allow: [sampling]\n");
+    s.write_policy(&policy_yaml(&s, "  defer_threshold: 0\n", &[server]));
+    let n = |t: &str| format!("mcp__everything__{t}");
+    let mut script = stdio_script(
+        &s,
+        "decline",
+        json!([
+            {"op": "until_listed", "name": n("trigger-sampling-request"), "seconds": 30},
+            {"op": "call", "name": n("trigger-sampling-request"), "args": {"prompt": "ping", "maxTokens": 5}},
+            {"op": "call", "name": n("trigger-elicitation-request")},
+            {"op": "call_progress", "name": n("trigger-long-running-operation"), "args": {"duration": 1, "steps": 3}},
+            {"op": "call", "name": n("get-roots-list")},
+            {"op": "subscribe", "uri": "demo://resource/static/document/features.md"},
+            {"op": "call", "name": n("toggle-subscriber-updates")},
+            {"op": "until_updated", "uri": "demo://resource/static/document/features.md", "seconds": 12},
+            {"op": "unsubscribe", "uri": "demo://resource/static/document/features.md"},
+        ]),
+    );
+    script["sampling"] = json!("the client's model says pong");
+    script["roots"] = json!(["file:///work/project-root"]);
+    let out = client(script);
+    let r = &out["results"];
+    assert_eq!(r[0]["found"], json!(true), "{out}");
+    // Sampling: relayed to the calling client, its answer back to the server.
+    assert!(
+        r[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the client's model says pong"),
+        "{}",
+        r[1]
+    );
+    let asked = &out["samplings"][0]["messages"][0]["content"]["text"];
+    assert!(asked.as_str().unwrap().contains("ping"), "{out}");
+    // Elicitation is not in `allow`: the person is never asked, the server is told no.
+    assert_eq!(out["elicitations"], json!([]), "{out}");
+    assert!(
+        r[2].to_string().contains("may not ask for elicitation"),
+        "{}",
+        r[2]
+    );
+    // Progress: each step, under the client's own token.
+    let progress = r[3]["progress"].as_array().unwrap();
+    assert_eq!(progress.len(), 3, "{}", r[3]);
+    assert_eq!(progress[2]["progress"].as_f64(), Some(3.0));
+    assert_eq!(r[3]["isError"], json!(false));
+    // Roots: the client's.
+    assert!(
+        r[4]["text"]
+            .as_str()
+            .unwrap()
+            .contains("file:///work/project-root"),
+        "{}",
+        r[4]
+    );
+    // A subscription: the server's updates reach the client that subscribed.
+    assert_eq!(r[5], json!({}));
+    assert_eq!(r[7], json!({"updated": true}), "{out}");
+    assert_eq!(r[8], json!({}));
+    let log = s.log_lines();
+    let relayed: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|l| l["tool"].as_str().unwrap().contains("/"))
+        .filter(|l| !l["tool"].as_str().unwrap().ends_with("/read"))
+        .map(|l| (l["tool"].as_str().unwrap(), l["decision"].as_str().unwrap()))
+        .collect();
+    assert!(
+        relayed.contains(&("mcp__everything__sampling/createMessage", "allow"))
+            && relayed.contains(&("mcp__everything__elicitation/create", "deny")),
+        "{relayed:?}"
+    );
+}
+
+/// The scenarios of the official conformance suite (npm
+/// `@modelcontextprotocol/conformance`, on Node 22) that passed, from its summary.
+fn conformance_passed(url: &str) -> Vec<String> {
+    let dir = deps_dir().join("conformance/node_modules/.bin");
+    let bin = require(dir.join("conformance"));
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out_dir = std::env::temp_dir().join(format!("zp-conformance-{}", std::process::id()));
+    let out = Command::new(bin)
+        .args(["server", "--url", url, "-o"])
+        .arg(&out_dir)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let summary = text
+        .split("=== SUMMARY ===")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary: {text}"));
+    summary
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("✓ "))
+        .map(|l| l.split(':').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_conformance_scenario_that_passes_directly_passes_through_the_gateway() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut direct_server = Command::new("node")
+        .args([everything_js().as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let direct = conformance_passed(&format!("http://127.0.0.1:{port}/mcp"));
+    let _ = direct_server.kill();
+    let _ = direct_server.wait();
+
+    let s = Scratch::new("conformance");
+    let mut server = everything_allowed();
+    server.push_str("    allow: [sampling, elicitation]\n");
+    s.write_policy(&policy_yaml(&s, "  defer_threshold: 0\n", &[server]));
+    let mut gateway = listen(&s.policy(), &[], &[]);
+    let through = conformance_passed(&format!("http://127.0.0.1:{}/mcp", gateway.port));
+    let _ = gateway.child.kill();
+    let _ = gateway.child.wait();
+
+    // server-everything lacks the suite's reference tools; it answers a call
+    // to an unknown tool with an `isError` result, which these two scenarios
+    // accept, where the gateway answers `-32602` (docs/gateway.md).
+    let by_design = ["tools-call-simple-text", "tools-call-error"];
+    assert!(direct.len() >= 10, "direct: {direct:?}");
+    let missing: Vec<&String> = direct
+        .iter()
+        .filter(|d| !through.contains(d) && !by_design.contains(&d.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "passed directly, failed through the gateway: {missing:?} (direct {direct:?}, through {through:?})"
+    );
+    for s in [
+        "resources-list",
+        "prompts-list",
+        "logging-set-level",
+        "resources-subscribe",
+    ] {
+        assert!(through.contains(&s.to_string()), "{s}: {through:?}");
+    }
+}

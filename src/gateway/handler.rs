@@ -18,8 +18,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+    Tool as McpTool,
 };
 use rmcp::service::{ElicitationError, ElicitationMode, NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -28,6 +32,7 @@ use serde_json::{Value, json};
 
 use crate::call::Call;
 use crate::dispatch::{AsyncApprover, Evaluation};
+use crate::gateway::surfaces::{self, SurfaceError};
 use crate::gateway::{Gateway, TOOL_SEARCH, mcp_tool};
 use crate::log;
 use crate::model::LogArgs;
@@ -41,13 +46,16 @@ const FORM_ARGS_CHARS: usize = 2_000;
 #[derive(Clone, Debug)]
 pub struct Handler {
     gateway: Arc<Gateway>,
+    /// This client session's number, for relays.
+    session: u64,
 }
 
 impl Handler {
     /// A handler over the gateway's shared state.
     #[must_use]
     pub fn new(gateway: Arc<Gateway>) -> Handler {
-        Handler { gateway }
+        let session = gateway.relays.session();
+        Handler { gateway, session }
     }
 }
 
@@ -231,8 +239,9 @@ impl Handler {
         }
         let registry = Arc::clone(&snapshot.registry);
         let tool = match registry.lookup(&name, "") {
-            Lookup::Found(t) => t,
-            Lookup::Unknown | Lookup::Ambiguous(_) | Lookup::NotForAgent(_) => {
+            // A protocol surface (`…/resources/read`) is not a tool.
+            Lookup::Found(t) if !crate::names::is_surface_name(&t.name) => t,
+            Lookup::Found(_) | Lookup::Unknown | Lookup::Ambiguous(_) | Lookup::NotForAgent(_) => {
                 let shown = registry.scrubber().scrub_str(&name).into_owned();
                 return Err(ErrorData::invalid_params(
                     format!("unknown tool `{}`", shown.escape_debug()),
@@ -284,8 +293,17 @@ impl Handler {
             return Ok(text_result(text, true));
         }
         let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
+        // The call is registered for relays: the server's progress and
+        // requests during it come back to this client.
+        let caller = self.gateway.relays.enter(
+            self.session,
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+        );
+        let dispatch =
+            crate::mcp::client::CALLER.scope(caller.id, registry.dispatch_asking(&call, approver));
         let dispatched = tokio::select! {
-            d = registry.dispatch_asking(&call, approver) => d,
+            d = dispatch => d,
             () = context.ct.cancelled() => {
                 self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "cancelled by the client", &scrubbed_args, started);
                 return Err(ErrorData::internal_error("the request was cancelled", None));
@@ -295,6 +313,8 @@ impl Handler {
                 return Err(ErrorData::internal_error("the gateway is stopping", None));
             }
         };
+        caller.settle().await;
+        drop(caller);
         let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
         let ev = &dispatched.evaluation;
         let mut note = ev
@@ -336,6 +356,116 @@ impl Handler {
             started,
         );
         Ok(response)
+    }
+
+    /// Decides and runs one protocol surface (`resources/read`,
+    /// `prompts/get`) of `server` through the dispatch path, as a tool call
+    /// is: asked by elicitation on `prompt`, logged, its output scrubbed.
+    async fn surface(
+        &self,
+        server: &str,
+        surface: &str,
+        args: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<crate::runtime::ToolOutput, ErrorData> {
+        let started = Instant::now();
+        let snapshot = self.gateway.snapshot();
+        let registry = Arc::clone(&snapshot.registry);
+        let name =
+            crate::names::mcp_surface_name(&registry.settings().mcp_name_format, server, surface);
+        let tool = match registry.lookup(&name, "") {
+            Lookup::Found(t) if !t.offline => t,
+            _ => {
+                return Err(ErrorData::internal_error(
+                    self.gateway.server_status(server),
+                    None,
+                ));
+            }
+        };
+        let call = Call {
+            tool: name,
+            args,
+            session: self.gateway.session.clone(),
+            confined: false,
+        };
+        let mut scrubbed_args = call.args.clone();
+        registry.scrubber().scrub_json(&mut scrubbed_args);
+        let elicits = context
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+        let elicitor = elicits.then(|| Elicitor {
+            peer: context.peer.clone(),
+            scrubber_args: scrubbed_args.clone(),
+            outcome: Mutex::new(Asked::default()),
+        });
+        let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
+        // The call is registered for relays: the server's progress and
+        // requests during it come back to this client.
+        let caller = self.gateway.relays.enter(
+            self.session,
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+        );
+        let dispatch =
+            crate::mcp::client::CALLER.scope(caller.id, registry.dispatch_asking(&call, approver));
+        let dispatched = tokio::select! {
+            d = dispatch => d,
+            () = context.ct.cancelled() => {
+                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "cancelled by the client", &scrubbed_args, started);
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+            () = self.gateway.shutdown.cancelled() => {
+                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "the gateway is stopping", &scrubbed_args, started);
+                return Err(ErrorData::internal_error("the gateway is stopping", None));
+            }
+        };
+        caller.settle().await;
+        drop(caller);
+        let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
+        let ev = &dispatched.evaluation;
+        let mut note = ev
+            .reason
+            .clone()
+            .or_else(|| ev.reject_reason.clone())
+            .unwrap_or_default();
+        if let Some(said) = &asked {
+            note = format!("{note} ({said})");
+        }
+        let ran =
+            dispatched.result.is_ok() || matches!(dispatched.result, Err(ToolError::Failed(_)));
+        self.log_call(
+            &snapshot.policy_hash,
+            &tool,
+            &call,
+            Some(ev),
+            ran,
+            &note,
+            &scrubbed_args,
+            started,
+        );
+        let out = dispatched.result.map_err(|e| {
+            let mut text = e.to_string();
+            if let Some(said) = &asked {
+                text = format!("{text} ({said})");
+            }
+            match e {
+                // The server's own failure.
+                ToolError::Failed(_) | ToolError::NoExecutor(_) => {
+                    ErrorData::internal_error(text, None)
+                }
+                // The policy's refusal.
+                _ => ErrorData::invalid_request(text, None),
+            }
+        })?;
+        if out.is_error {
+            // The server's JSON-RPC error, scrubbed, passed on whole.
+            return Err(out
+                .structured
+                .and_then(|e| serde_json::from_value(e).ok())
+                .unwrap_or_else(|| ErrorData::internal_error(out.text, None)));
+        }
+        Ok(out)
     }
 
     #[expect(clippy::too_many_arguments, reason = "one log line's parts")]
@@ -396,14 +526,91 @@ impl Handler {
     }
 }
 
-impl ServerHandler for Handler {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+/// A surface failure as the client's JSON-RPC error; the text scrubbed.
+fn surface_error(gateway: &Gateway, e: SurfaceError) -> ErrorData {
+    let scrub = |t: &str| {
+        gateway
+            .snapshot()
+            .registry
+            .scrubber()
+            .scrub_str(t)
+            .into_owned()
+    };
+    match e {
+        SurfaceError::Invalid(m) => ErrorData::invalid_params(scrub(&m), None),
+        SurfaceError::Failed(m) => ErrorData::internal_error(scrub(&m), None),
+        SurfaceError::Upstream(mut data) => {
+            data.message = scrub(&data.message).into();
+            if let Some(d) = &mut data.data {
+                gateway.snapshot().registry.scrubber().scrub_json(d);
+            }
+            data
+        }
+    }
+}
+
+/// A JSON value as an rmcp result type; a result that does not fit is the
+/// server's fault, said plainly.
+fn typed<T: serde::de::DeserializeOwned>(what: &str, v: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(v).map_err(|e| {
+        ErrorData::internal_error(
+            format!("the server's {what} result is not readable: {e}"),
+            None,
+        )
+    })
+}
+
+/// A listing's items as one result page (the gateway pages nothing: each
+/// server's whole list was read).
+fn listing(key: &str, items: Vec<Value>) -> Value {
+    json!({ key: items })
+}
+
+impl Handler {
+    /// What the gateway offers: tools always; resources, prompts, completions
+    /// and logging when a connected server offers them.
+    fn capabilities(&self) -> ServerCapabilities {
+        let g = &self.gateway;
+        let mut caps = serde_json::Map::new();
+        caps.insert("tools".into(), json!({"listChanged": true}));
+        if g.offers("resources", None) {
+            let mut r = serde_json::Map::new();
+            if g.offers("resources", Some("subscribe")) {
+                r.insert("subscribe".into(), true.into());
+            }
+            if g.offers("resources", Some("listChanged")) {
+                r.insert("listChanged".into(), true.into());
+            }
+            caps.insert("resources".into(), Value::Object(r));
+        }
+        if g.offers("prompts", None) {
+            let listed = g.offers("prompts", Some("listChanged"));
+            caps.insert(
+                "prompts".into(),
+                if listed {
+                    json!({"listChanged": true})
+                } else {
+                    json!({})
+                },
+            );
+        }
+        for plain in ["completions", "logging"] {
+            if g.offers(plain, None) {
+                caps.insert(plain.into(), json!({}));
+            }
+        }
+        serde_json::from_value(Value::Object(caps)).unwrap_or_else(|_| {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
-                .build(),
-        )
+                .build()
+        })
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(self.capabilities())
         .with_server_info(Implementation::new("zero-policy", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "zero-policy gateway: every tool call is decided by the policy; refused calls return a tool error with the reason.",
@@ -430,5 +637,297 @@ impl ServerHandler for Handler {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.gateway.add_peer(context.peer);
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        // What is offered depends on the servers: let the first connections
+        // land (bounded, as for the first `tools/list`).
+        self.gateway.settle().await;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.gateway.settle().await;
+        let mut v = listing(
+            "resources",
+            self.gateway
+                .gather(surfaces::RESOURCES)
+                .await
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect(),
+        );
+        self.gateway
+            .snapshot()
+            .registry
+            .scrubber()
+            .scrub_json(&mut v);
+        typed("resources/list", v)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.gateway.settle().await;
+        let mut v = listing(
+            "resourceTemplates",
+            self.gateway
+                .gather(surfaces::TEMPLATES)
+                .await
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect(),
+        );
+        self.gateway
+            .snapshot()
+            .registry
+            .scrubber()
+            .scrub_json(&mut v);
+        typed("resources/templates/list", v)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.gateway.settle().await;
+        let (server, _) = self
+            .gateway
+            .route_uri(&request.uri)
+            .await
+            .map_err(|e| surface_error(&self.gateway, e))?;
+        let out = self
+            .surface(
+                &server,
+                crate::names::RESOURCE_READ,
+                surfaces::read_args(&request.uri),
+                &context,
+            )
+            .await?;
+        let contents: Vec<ResourceContents> = out
+            .content
+            .into_iter()
+            .filter_map(|b| match b {
+                ContentBlock::Resource(r) => Some(r.resource),
+                _ => None,
+            })
+            .collect();
+        let mut result = ReadResourceResult::new(contents);
+        result.meta = out.meta;
+        Ok(ReadResourceResponse::Complete(result))
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (_, connection) = self
+            .gateway
+            .route_uri(&request.uri)
+            .await
+            .map_err(|e| surface_error(&self.gateway, e))?;
+        // The server is asked once per URI; each client is told of updates
+        // to what it subscribed to.
+        if self
+            .gateway
+            .relays
+            .subscribe(&request.uri, self.session, context.peer.clone())
+            && let Err(e) = self
+                .gateway
+                .forward(
+                    &connection,
+                    "resources/subscribe",
+                    json!({"uri": request.uri}),
+                )
+                .await
+        {
+            self.gateway.relays.unsubscribe(&request.uri, self.session);
+            return Err(surface_error(&self.gateway, e));
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.gateway.relays.unsubscribe(&request.uri, self.session) {
+            let (_, connection) = self
+                .gateway
+                .route_uri(&request.uri)
+                .await
+                .map_err(|e| surface_error(&self.gateway, e))?;
+            self.gateway
+                .forward(
+                    &connection,
+                    "resources/unsubscribe",
+                    json!({"uri": request.uri}),
+                )
+                .await
+                .map_err(|e| surface_error(&self.gateway, e))?;
+        }
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.gateway.settle().await;
+        let (items, _) = self.gateway.prompt_names().await;
+        let mut v = listing("prompts", items);
+        self.gateway
+            .snapshot()
+            .registry
+            .scrubber()
+            .scrub_json(&mut v);
+        typed("prompts/list", v)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.gateway.settle().await;
+        let (server, remote) = self
+            .gateway
+            .route_prompt(&request.name)
+            .await
+            .map_err(|e| surface_error(&self.gateway, e))?;
+        let mut args = serde_json::Map::new();
+        args.insert("name".into(), remote.into());
+        if let Some(a) = request.arguments {
+            args.insert("arguments".into(), Value::Object(a));
+        }
+        let out = self
+            .surface(
+                &server,
+                crate::names::PROMPT_GET,
+                Value::Object(args),
+                &context,
+            )
+            .await?;
+        let result: GetPromptResult = typed("prompts/get", out.structured.unwrap_or(Value::Null))?;
+        Ok(GetPromptResponse::Complete(result))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.gateway.settle().await;
+        let mut params = serde_json::to_value(&request)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let reference = params.get("ref").cloned().unwrap_or(Value::Null);
+        let connection = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => {
+                let name = reference.get("name").and_then(Value::as_str).unwrap_or("");
+                let (server, remote) = self
+                    .gateway
+                    .route_prompt(name)
+                    .await
+                    .map_err(|e| surface_error(&self.gateway, e))?;
+                if let Some(r) = params.get_mut("ref").and_then(Value::as_object_mut) {
+                    r.insert("name".into(), remote.into());
+                }
+                self.gateway
+                    .offering("prompts")
+                    .into_iter()
+                    .find(|(s, _)| *s == server)
+                    .map(|(_, c)| c)
+            }
+            Some("ref/resource") => {
+                let uri = reference.get("uri").and_then(Value::as_str).unwrap_or("");
+                // A template is completed by the server that lists it.
+                let listed = self
+                    .gateway
+                    .gather(surfaces::TEMPLATES)
+                    .await
+                    .into_iter()
+                    .find(|(_, t)| t.get("uriTemplate").and_then(Value::as_str) == Some(uri))
+                    .map(|(s, _)| s);
+                match listed {
+                    Some(server) => self
+                        .gateway
+                        .offering("resources")
+                        .into_iter()
+                        .find(|(s, _)| *s == server)
+                        .map(|(_, c)| c),
+                    None => Some(
+                        self.gateway
+                            .route_uri(uri)
+                            .await
+                            .map_err(|e| surface_error(&self.gateway, e))?
+                            .1,
+                    ),
+                }
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "`ref` must be a `ref/prompt` or a `ref/resource`",
+                    None,
+                ));
+            }
+        };
+        let Some(connection) = connection else {
+            return Err(ErrorData::invalid_params(
+                "no connected server offers what `ref` names",
+                None,
+            ));
+        };
+        let result = self
+            .gateway
+            .forward(&connection, "completion/complete", params)
+            .await
+            .map_err(|e| surface_error(&self.gateway, e))?;
+        typed("completion/complete", result)
+    }
+
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated by SEP-2577, and still spoken by the servers"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let params = serde_json::to_value(&request)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let offering = self.gateway.offering("logging");
+        if offering.is_empty() {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >());
+        }
+        // Every server that logs is told; the first failure is passed on.
+        let mut first_error = None;
+        for (_, connection) in offering {
+            if let Err(e) = self
+                .gateway
+                .forward(&connection, "logging/setLevel", params.clone())
+                .await
+            {
+                first_error.get_or_insert(surface_error(&self.gateway, e));
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 }

@@ -19,7 +19,9 @@
 pub mod handler;
 pub mod http;
 pub mod pin;
+pub mod relay;
 pub mod reload;
+pub mod surfaces;
 pub mod upstreams;
 
 use std::collections::BTreeMap;
@@ -166,6 +168,8 @@ fn describe_errors(loaded: &Loaded) -> String {
 pub(crate) struct Live {
     pub connection: Connection,
     pub tools: Vec<RemoteTool>,
+    /// What the server declared at `initialize` (`resources`, `prompts`, …).
+    pub capabilities: serde_json::Value,
 }
 
 /// What a server is doing, for error messages about its tools.
@@ -207,6 +211,8 @@ pub struct Gateway {
     started: std::time::Instant,
     /// The version of the bundle in force, for the log.
     bundle: Mutex<Option<String>>,
+    /// Calls in flight, for what servers say back during them.
+    pub(crate) relays: relay::Relays,
 }
 
 mod log_writer;
@@ -219,9 +225,10 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
-/// Whether a tool is one the gateway can serve: it has code to run it.
+/// Whether a tool is one the gateway can serve as a tool: it has code to run
+/// it, and is not a protocol surface (`resources/read`, `prompts/get`).
 fn served(t: &RegisteredTool) -> bool {
-    t.runnable()
+    t.runnable() && !crate::names::is_surface_name(&t.name)
 }
 
 impl Gateway {
@@ -262,6 +269,7 @@ impl Gateway {
             supervisors: upstreams::Supervisors::default(),
             started: std::time::Instant::now(),
             bundle: Mutex::new(None),
+            relays: relay::Relays::default(),
         }))
     }
 
@@ -397,6 +405,15 @@ impl Gateway {
         lock_or_recover(&self.peers).push(peer);
     }
 
+    /// The client sessions connected now.
+    pub(crate) fn live_peers(&self) -> Vec<Peer<RoleServer>> {
+        lock_or_recover(&self.peers)
+            .iter()
+            .filter(|p| !p.is_transport_closed())
+            .cloned()
+            .collect()
+    }
+
     async fn notify_list_changed(&self) {
         let peers: Vec<Peer<RoleServer>> = lock_or_recover(&self.peers).clone();
         let mut gone = Vec::new();
@@ -522,9 +539,16 @@ fn build_snapshot(
     for s in servers {
         match live.get(&s.name) {
             Some(l) => {
-                if let Err(sk) =
-                    register::register_listed(&mut registry, s, &l.tools, &l.connection)
-                {
+                let registered = register::register_listed(
+                    &mut registry,
+                    s,
+                    &l.tools,
+                    &l.connection,
+                )
+                .and_then(|()| {
+                    register::register_surfaces(&mut registry, s, &l.capabilities, &l.connection)
+                });
+                if let Err(sk) = registered {
                     registry.skip_server(sk);
                 }
             }

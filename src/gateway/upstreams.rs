@@ -123,17 +123,21 @@ async fn supervise(gateway: Arc<Gateway>, server: ServerDef, stop: CancellationT
             }
         };
         let attempt = tokio::select! {
-            r = register::connect_and_list(spec) => r,
+            r = register::connect_and_list_relayed(spec, Some(std::sync::Arc::new(
+                super::relay::Relay { gateway: std::sync::Arc::downgrade(&gateway) },
+            ))) => r,
             () = stop.cancelled() => return,
         };
         match attempt {
             Ok((client, tools)) => {
+                let capabilities = client.capabilities().unwrap_or_default();
                 let connection = Connection::new(&server.name, client);
                 lock_or_recover(&gateway.live).insert(
                     server.name.clone(),
                     Live {
                         connection: connection.clone(),
                         tools,
+                        capabilities,
                     },
                 );
                 // INVARIANT: the registry with its tools is in force before

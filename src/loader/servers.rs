@@ -133,7 +133,30 @@ impl Builder {
             let command = raw.command.as_ref().map_or("", |c| c.value.as_str());
             self.server_sandbox(file, &name, &raw.name, s, command)
         });
+        // A resource read is decided as a read of its URI (docs/gateway.md):
+        // the gateway passes `path` for a `file:` URI, `url` for an http(s) one.
+        let resource_effects = {
+            let at = raw.name.referenced;
+            let fx = RawEffects {
+                reads: Some(Spanned::new(
+                    "has(args.path) ? [args.path] : []".to_string(),
+                    at,
+                )),
+                fetches: Some(Spanned::new(
+                    "has(args.url) ? [args.url] : []".to_string(),
+                    at,
+                )),
+                ..RawEffects::default()
+            };
+            Some(Arc::new(self.effects(
+                file,
+                &fx,
+                &format!("server `{name}`'s resource reads"),
+            )))
+        };
         self.servers.push(ServerDef {
+            resource_effects,
+            allow: raw.allow.clone(),
             name,
             transport,
             command: raw.command.as_ref().map(|c| c.value.clone()),

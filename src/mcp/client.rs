@@ -31,7 +31,7 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, ContentBlock,
     CustomRequest, Implementation, MetaObject, ProtocolVersion, ResourceContents, ServerResult,
 };
-use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::service::{ClientInitializeError, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientCacheConfig, RoleClient, ServiceError, ServiceExt};
@@ -218,6 +218,17 @@ pub enum McpError {
         /// What went wrong.
         message: String,
     },
+    /// The server answered a request with a JSON-RPC error, kept whole so a
+    /// gateway can pass the code and message on.
+    #[error("mcp server {server}: {method} failed: json-rpc error {}: {}", error.code.0, error.message)]
+    Rpc {
+        /// The server's name.
+        server: String,
+        /// The request's method.
+        method: String,
+        /// The error as the server sent it.
+        error: rmcp::ErrorData,
+    },
     /// The connection is gone: the server exited or hung up, or the client was
     /// closed. It is not restarted.
     #[error("mcp server {server}: connection closed: {message}")]
@@ -237,6 +248,7 @@ impl McpError {
             | Self::Timeout { server, .. }
             | Self::List { server, .. }
             | Self::Call { server, .. }
+            | Self::Rpc { server, .. }
             | Self::Closed { server, .. } => server,
         }
     }
@@ -255,6 +267,18 @@ pub trait ToolClient: Send + Sync {
         args: Map<String, Value>,
     ) -> BoxFuture<'_, Result<CallOutput, McpError>>;
 
+    /// Sends any other request (`resources/read`, `prompts/get`, …) and
+    /// returns its result as plain JSON. Dropping the future before the answer
+    /// cancels the request upstream (`notifications/cancelled`).
+    fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<Value, McpError>>;
+
+    /// The capabilities the server declared at `initialize`, as JSON.
+    fn capabilities(&self) -> Option<Value>;
+
     /// Ends the session. A stdio server gets its stdin closed, then SIGTERM, then
     /// SIGKILL, and is reaped before the future completes.
     fn close(self: Box<Self>) -> BoxFuture<'static, ()>;
@@ -264,7 +288,25 @@ pub trait ToolClient: Send + Sync {
 /// `spec.timeout`. A stdio server that fails to start is killed and reaped
 /// before this returns.
 pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError> {
+    connect_relayed(spec, None).await
+}
+
+/// As [`connect`], and what the server asks of its client (sampling,
+/// elicitation, roots) and tells it (progress, log messages, list and
+/// resource changes) goes to `downstream`; without one, requests are
+/// refused and notifications dropped.
+pub async fn connect_relayed(
+    spec: &ConnectSpec,
+    downstream: Option<Arc<dyn Downstream>>,
+) -> Result<Box<dyn ToolClient>, McpError> {
     let server = spec.server.clone();
+    let side = ClientSide {
+        config: client_config(downstream.is_some()),
+        server: spec.server.clone(),
+        downstream,
+        calls: Arc::new(Calls::default()),
+    };
+    let calls = Arc::clone(&side.calls);
     let connect_err = |message: String| McpError::Connect {
         server: server.clone(),
         message,
@@ -284,8 +326,7 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
         } => {
             let (child, stdout, stdin) =
                 ChildProc::spawn(command, args, env, cwd.as_deref()).map_err(connect_err)?;
-            let started =
-                tokio::time::timeout(spec.timeout, client_config().serve((stdout, stdin)));
+            let started = tokio::time::timeout(spec.timeout, side.serve((stdout, stdin)));
             match started.await {
                 Ok(Ok(service)) => Service {
                     running: service,
@@ -315,7 +356,7 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
                         .collect(),
                 );
             let transport = StreamableHttpClientTransport::from_config(config);
-            let started = tokio::time::timeout(spec.timeout, client_config().serve(transport));
+            let started = tokio::time::timeout(spec.timeout, side.serve(transport));
             match started.await {
                 Ok(Ok(running)) => Service {
                     running,
@@ -329,8 +370,7 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
             let headers = header_map(headers).map_err(connect_err)?;
             let started = tokio::time::timeout(spec.timeout, async {
                 let transport = super::sse::connect(url, headers).await?;
-                client_config()
-                    .serve(transport)
+                side.serve(transport)
                     .await
                     .map_err(|e| describe_init_error(&e))
             });
@@ -354,17 +394,210 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
         server: spec.server.clone(),
         list_timeout: spec.timeout,
         service,
+        calls,
     }))
 }
 
 /// What this client tells servers about itself: the last protocol version that
-/// has the `initialize` handshake, no optional capabilities.
-fn client_config() -> ClientConfig {
+/// has the `initialize` handshake; sampling, elicitation and roots when
+/// someone downstream can answer them (whether a request is relayed is then
+/// decided per request).
+fn client_config(relays: bool) -> ClientConfig {
+    let capabilities = if relays {
+        serde_json::from_value(serde_json::json!({
+            "sampling": {},
+            "elicitation": {"form": {}, "url": {}},
+            "roots": {"listChanged": true}
+        }))
+        .unwrap_or_default()
+    } else {
+        ClientCapabilities::default()
+    };
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("zero-policy", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+tokio::task_local! {
+    /// The downstream call a request to a server is made for: set by a
+    /// gateway around the call, read when the request is sent, so the
+    /// server's progress and requests during it reach that call's client.
+    pub static CALLER: u64;
+}
+
+/// Where a server's requests and notifications to its client go: a gateway
+/// relays them to its own clients. Every method is bounded by the
+/// implementation; none may wait forever.
+pub trait Downstream: Send + Sync {
+    /// A request from `server` (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`) made while the calls `callers` were in flight to it.
+    fn request<'a>(
+        &'a self,
+        server: &'a str,
+        callers: Vec<u64>,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, rmcp::ErrorData>>;
+
+    /// A progress notification for the call `caller`.
+    fn progress<'a>(&'a self, server: &'a str, caller: u64, params: Value) -> BoxFuture<'a, ()>;
+
+    /// Any other notification (log messages, list and resource changes).
+    fn notify<'a>(&'a self, server: &'a str, method: &'a str, params: Value) -> BoxFuture<'a, ()>;
+}
+
+/// The downstream calls in flight on one connection: by the progress token
+/// rmcp gave each request, and as a list for the server's requests.
+#[derive(Default)]
+struct Calls {
+    by_token: Mutex<std::collections::HashMap<rmcp::model::ProgressToken, u64>>,
+}
+
+impl Calls {
+    fn in_flight(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .by_token
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
+/// Records a request's progress token for the downstream call in this task
+/// (if any) while it is alive.
+struct Tracked {
+    calls: Arc<Calls>,
+    token: Option<rmcp::model::ProgressToken>,
+}
+
+impl Tracked {
+    fn new(calls: &Arc<Calls>, token: &rmcp::model::ProgressToken) -> Tracked {
+        let token = CALLER.try_with(|id| *id).ok().map(|id| {
+            calls
+                .by_token
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(token.clone(), id);
+            token.clone()
+        });
+        Tracked {
+            calls: Arc::clone(calls),
+            token,
+        }
+    }
+}
+
+/// How long a finished request's progress token still routes: a server's
+/// last progress notification is handled on its own task, and may be behind
+/// the answer it came before.
+const PROGRESS_GRACE: Duration = Duration::from_millis(200);
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let Some(t) = self.token.take() else { return };
+        let calls = Arc::clone(&self.calls);
+        let forget = move || {
+            calls
+                .by_token
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&t);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    tokio::time::sleep(PROGRESS_GRACE).await;
+                    forget();
+                });
+            }
+            Err(_) => forget(),
+        }
+    }
+}
+
+/// The client side of one connection: answers `ping`, hands the server's
+/// requests and notifications to the [`Downstream`].
+struct ClientSide {
+    config: ClientConfig,
+    server: String,
+    downstream: Option<Arc<dyn Downstream>>,
+    calls: Arc<Calls>,
+}
+
+/// A JSON-RPC message's `method` and `params`.
+fn method_params<T: serde::Serialize>(message: &T) -> (String, Value) {
+    let v = serde_json::to_value(message).unwrap_or(Value::Null);
+    let method = v
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let params = v.get("params").cloned().unwrap_or(Value::Null);
+    (method, params)
+}
+
+impl rmcp::Service<RoleClient> for ClientSide {
+    async fn handle_request(
+        &self,
+        request: rmcp::model::ServerRequest,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ClientResult, rmcp::ErrorData> {
+        if matches!(request, rmcp::model::ServerRequest::PingRequest(_)) {
+            return Ok(rmcp::model::ClientResult::empty(()));
+        }
+        let (method, params) = method_params(&request);
+        let Some(downstream) = &self.downstream else {
+            return Err(rmcp::ErrorData::method_not_found::<
+                rmcp::model::CreateMessageRequestMethod,
+            >());
+        };
+        let callers = self.calls.in_flight();
+        let result = downstream
+            .request(&self.server, callers, &method, params)
+            .await?;
+        Ok(rmcp::model::ClientResult::CustomResult(
+            rmcp::model::CustomResult(result),
+        ))
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ServerNotification,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) -> Result<(), rmcp::ErrorData> {
+        let Some(downstream) = &self.downstream else {
+            return Ok(());
+        };
+        if let rmcp::model::ServerNotification::ProgressNotification(p) = &notification {
+            let caller = self
+                .calls
+                .by_token
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&p.params.progress_token)
+                .copied();
+            // Progress for no call in flight (late, or forged) goes nowhere.
+            if let Some(caller) = caller {
+                let (_, params) = method_params(&notification);
+                downstream.progress(&self.server, caller, params).await;
+            }
+            return Ok(());
+        }
+        let (method, params) = method_params(&notification);
+        downstream.notify(&self.server, &method, params).await;
+        Ok(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        self.config.clone()
+    }
 }
 
 /// Parses header pairs; values are marked sensitive so they never show in logs.
@@ -414,7 +647,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// The rmcp session and, for stdio, the server process.
 struct Service {
-    running: RunningService<RoleClient, ClientConfig>,
+    running: RunningService<RoleClient, ClientSide>,
     child: Option<ChildProc>,
 }
 
@@ -423,6 +656,7 @@ struct RmcpClient {
     server: String,
     list_timeout: Duration,
     service: Service,
+    calls: Arc<Calls>,
 }
 
 /// How a [`ServiceError`] is reported.
@@ -508,9 +742,75 @@ impl RmcpClient {
         Err(list_err(format!("more than {MAX_LIST_PAGES} pages")))
     }
 
+    async fn raw(&self, method: &str, params: Option<Value>) -> Result<Value, McpError> {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method.to_string(), params));
+        let peer = self.service.running.peer();
+        let sent = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await;
+        let answered = match sent {
+            Ok(handle) => {
+                let mut guard = CancelOnDrop {
+                    peer: peer.clone(),
+                    id: Some(handle.id.clone()),
+                };
+                let _tracked = Tracked::new(&self.calls, &handle.progress_token);
+                let answered = handle.await_response().await;
+                guard.id = None;
+                answered
+            }
+            Err(e) => Err(e),
+        };
+        match answered {
+            Ok(result) => result_json(result).map_err(|message| McpError::Call {
+                server: self.server.clone(),
+                tool: method.to_string(),
+                message,
+            }),
+            Err(ServiceError::McpError(error)) => Err(McpError::Rpc {
+                server: self.server.clone(),
+                method: method.to_string(),
+                error,
+            }),
+            Err(e) => Err(match Self::classify(e) {
+                Failure::Closed(why) => self.closed(method, why).await,
+                Failure::Other(message) => McpError::Call {
+                    server: self.server.clone(),
+                    tool: method.to_string(),
+                    message,
+                },
+            }),
+        }
+    }
+
     async fn call(&self, name: &str, args: Map<String, Value>) -> Result<CallOutput, McpError> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
-        match self.service.running.call_tool(params).await {
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let peer = self.service.running.peer();
+        let sent = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await;
+        let answered = match sent {
+            Ok(handle) => {
+                // Dropped before the answer (the client cancelled or went):
+                // the server is told to stop.
+                let mut guard = CancelOnDrop {
+                    peer: peer.clone(),
+                    id: Some(handle.id.clone()),
+                };
+                let _tracked = Tracked::new(&self.calls, &handle.progress_token);
+                let answered = handle.await_response().await;
+                guard.id = None;
+                answered
+            }
+            Err(e) => Err(e),
+        };
+        let result = match answered {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(ServiceError::UnexpectedResponse),
+            Err(e) => Err(e),
+        };
+        match result {
             Ok(result) => {
                 let mut out = CallOutput {
                     is_error: result.is_error.unwrap_or(false),
@@ -570,6 +870,20 @@ impl ToolClient for RmcpClient {
         Box::pin(async move { self.call(&name, args).await })
     }
 
+    fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<Value, McpError>> {
+        let method = method.to_string();
+        Box::pin(async move { self.raw(&method, params).await })
+    }
+
+    fn capabilities(&self) -> Option<Value> {
+        let info = self.service.running.peer().peer_info()?;
+        serde_json::to_value(&info.capabilities).ok()
+    }
+
     fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
         let Service { running, child } = self.service;
         Box::pin(async move {
@@ -579,6 +893,35 @@ impl ToolClient for RmcpClient {
                 child.stop(Stop::Graceful).await;
             }
         })
+    }
+}
+
+/// Cancels an abandoned request upstream: dropped while `id` is set, it
+/// sends `notifications/cancelled` (a client that cancels, or goes, before
+/// the answer leaves no work running on the server).
+struct CancelOnDrop {
+    peer: rmcp::Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let _ = peer
+                    .send_notification(rmcp::model::ClientNotification::CancelledNotification(
+                        rmcp::model::CancelledNotification::new(
+                            rmcp::model::CancelledNotificationParam::new(
+                                Some(id),
+                                Some("the request was cancelled".into()),
+                            ),
+                        ),
+                    ))
+                    .await;
+            });
+        }
     }
 }
 

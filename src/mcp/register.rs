@@ -88,6 +88,31 @@ impl Connection {
         }
     }
 
+    /// Sends any other request to the server (a listing, `completion/complete`,
+    /// `logging/setLevel`); its result as plain JSON. Not decided here: the
+    /// gateway decides what acts (reads, prompts) through the registry.
+    ///
+    /// # Errors
+    /// The connection is closed, the server is gone, or it answered an error.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, McpError> {
+        let guard = self.client.read().await;
+        let Some(client) = guard.as_ref() else {
+            return Err(McpError::Closed {
+                server: self.server.clone(),
+                message: "the connection is closed".into(),
+            });
+        };
+        let result = client.request(method, params).await;
+        if matches!(result, Err(McpError::Closed { .. })) {
+            self.dead.notify_one();
+        }
+        result
+    }
+
     async fn call(&self, remote: &str, args: &serde_json::Value) -> Result<ToolOutput, ToolError> {
         let guard = self.client.read().await;
         let Some(client) = guard.as_ref() else {
@@ -169,6 +194,169 @@ impl AsyncExecutor for McpExecutor {
     fn execute_async<'a>(&'a self, call: &'a Call) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(self.connection.call(&self.remote_name, &call.args))
     }
+}
+
+/// Runs a server's `resources/read` or `prompts/get`; like [`McpExecutor`],
+/// only the registry's dispatch path reaches it, after the decision.
+struct SurfaceExecutor {
+    connection: Connection,
+    surface: &'static str,
+}
+
+impl Executor for SurfaceExecutor {
+    fn execute(&self, _call: &Call) -> Result<ToolOutput, ToolError> {
+        // INVARIANT: `as_async` is always Some, so the registry never calls this.
+        Err(ToolError::Failed("MCP requests run asynchronously".into()))
+    }
+
+    fn as_async(&self) -> Option<&dyn AsyncExecutor> {
+        Some(self)
+    }
+}
+
+impl AsyncExecutor for SurfaceExecutor {
+    fn execute_async<'a>(&'a self, call: &'a Call) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let params = match self.surface {
+                // The server is sent its own URI; `path` and `url` are the
+                // gateway's reading of it, for the policy.
+                crate::names::RESOURCE_READ => serde_json::json!({"uri": call.args.get("uri")}),
+                _ => call.args.clone(),
+            };
+            match self.connection.request(self.surface, Some(params)).await {
+                Ok(result) => surface_output(self.surface, result),
+                // The server's own refusal (an unknown URI, say) is its
+                // answer: passed on with its code, as `isError` output.
+                Err(McpError::Rpc { error, .. }) => {
+                    let mut out = ToolOutput::text(error.message.to_string());
+                    out.is_error = true;
+                    out.structured = serde_json::to_value(&error).ok();
+                    Ok(out)
+                }
+                Err(e) => Err(ToolError::Failed(e.to_string())),
+            }
+        })
+    }
+}
+
+/// A surface's result as tool output, so the dispatch path scrubs it: a
+/// read's contents as embedded-resource blocks (texts scrubbed, blobs left
+/// whole), anything else as structured JSON (scrubbed as JSON).
+fn surface_output(surface: &str, result: serde_json::Value) -> Result<ToolOutput, ToolError> {
+    let mut out = ToolOutput::text(String::new());
+    if surface != crate::names::RESOURCE_READ {
+        out.structured = Some(result);
+        return Ok(out);
+    }
+    let serde_json::Value::Object(mut fields) = result else {
+        return Err(ToolError::Failed(
+            "the server's resources/read result is not an object".into(),
+        ));
+    };
+    let contents = match fields.remove("contents") {
+        Some(serde_json::Value::Array(items)) => items,
+        _ => {
+            return Err(ToolError::Failed(
+                "the server's resources/read result has no `contents` array".into(),
+            ));
+        }
+    };
+    for (i, item) in contents.into_iter().enumerate() {
+        let resource: rmcp::model::ResourceContents =
+            serde_json::from_value(item).map_err(|e| {
+                ToolError::Failed(format!(
+                    "item {} of the server's resources/read contents is not readable: {e}",
+                    i + 1
+                ))
+            })?;
+        out.content.push(rmcp::model::ContentBlock::Resource(
+            rmcp::model::EmbeddedResource::new(resource),
+        ));
+    }
+    if let Some(meta) = fields.remove("_meta") {
+        out.meta = serde_json::from_value(meta).ok();
+    }
+    Ok(out)
+}
+
+/// Registers the protocol surfaces a connected server offers (its
+/// `resources/read` and `prompts/get`, by its declared capabilities) as
+/// names the dispatch path decides: `mcp__{server}__resources/read` with
+/// arguments `uri` (and `path` or `url`), `mcp__{server}__prompts/get` with
+/// `name` and `arguments`. Their safety and effects come from the manifest
+/// (`server.host_tool`), as a tool's do. They are never listed as tools.
+///
+/// # Errors
+/// A name is already registered.
+pub fn register_surfaces(
+    registry: &mut Registry,
+    server: &ServerDef,
+    capabilities: &serde_json::Value,
+    connection: &Connection,
+) -> Result<(), SkippedServer> {
+    let format = registry.settings().mcp_name_format.clone();
+    let mut out = Vec::new();
+    for (capability, surface, schema) in [
+        (
+            "resources",
+            crate::names::RESOURCE_READ,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "uri": {"type": "string"},
+                    "path": {"type": "string"},
+                    "url": {"type": "string"}
+                },
+                "required": ["uri"]
+            }),
+        ),
+        (
+            "prompts",
+            crate::names::PROMPT_GET,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "arguments": {"type": "object"}
+                },
+                "required": ["name"]
+            }),
+        ),
+    ] {
+        if capabilities
+            .get(capability)
+            .is_none_or(serde_json::Value::is_null)
+        {
+            continue;
+        }
+        let (safety, safety_from, effects) = server.host_tool(surface);
+        out.push(NewTool {
+            pin: None,
+            name: crate::names::mcp_surface_name(&format, &server.name, surface),
+            description: format!("MCP {surface} of server {}", server.name),
+            source: ToolSource::Mcp {
+                server: server.name.clone(),
+                remote_name: surface.to_string(),
+                safety_from,
+            },
+            scope: safety.side_effect.default_scope(),
+            safety,
+            parameters: Arc::new(schema),
+            deferred: true,
+            deferral_eligible: false,
+            hints: None,
+            reject: Vec::new(),
+            effects,
+            agent: None,
+            dispatcher: Dispatcher::new(Arc::new(SurfaceExecutor {
+                connection: connection.clone(),
+                surface,
+            })),
+        });
+    }
+    registry
+        .insert_all(out)
+        .map_err(|e| skipped(&server.name, "name-conflict", e.to_string()))
 }
 
 /// What one server's connect-and-list gave.
@@ -273,18 +461,33 @@ pub fn connect_spec(
 pub async fn connect_and_list(
     spec: ConnectSpec,
 ) -> Result<(Box<dyn ToolClient>, Vec<RemoteTool>), SkippedServer> {
-    match connect_and_list_timed(spec).await {
+    connect_and_list_relayed(spec, None).await
+}
+
+/// As [`connect_and_list`], with what the server asks of its client and
+/// tells it going to `downstream` ([`client::connect_relayed`]).
+///
+/// # Errors
+/// The server could not be reached, timed out, or its listing failed.
+pub async fn connect_and_list_relayed(
+    spec: ConnectSpec,
+    downstream: Option<Arc<dyn client::Downstream>>,
+) -> Result<(Box<dyn ToolClient>, Vec<RemoteTool>), SkippedServer> {
+    match connect_and_list_timed(spec, downstream).await {
         Listed::Ok(c, tools, _) => Ok((c, tools)),
         Listed::Skipped(s) => Err(s),
     }
 }
 
-async fn connect_and_list_timed(spec: ConnectSpec) -> Listed {
+async fn connect_and_list_timed(
+    spec: ConnectSpec,
+    downstream: Option<Arc<dyn client::Downstream>>,
+) -> Listed {
     let server = spec.server.clone();
     let started = Instant::now();
     let budget = spec.timeout;
     let work = async {
-        let c = client::connect(&spec).await?;
+        let c = client::connect_relayed(&spec, downstream).await?;
         match c.list_tools().await {
             Ok(tools) => Ok((c, tools)),
             Err(e) => {
@@ -300,9 +503,10 @@ async fn connect_and_list_timed(spec: ConnectSpec) -> Listed {
         Ok(Err(e)) => Listed::Skipped(match &e {
             McpError::Connect { .. } => skipped(&server, "connect-failed", e.to_string()),
             McpError::Timeout { .. } => skipped(&server, "timeout", e.to_string()),
-            McpError::List { .. } | McpError::Closed { .. } | McpError::Call { .. } => {
-                skipped(&server, "list-failed", e.to_string())
-            }
+            McpError::List { .. }
+            | McpError::Closed { .. }
+            | McpError::Call { .. }
+            | McpError::Rpc { .. } => skipped(&server, "list-failed", e.to_string()),
         }),
         Err(_) => Listed::Skipped(skipped(
             &server,
@@ -340,7 +544,7 @@ pub async fn register_servers(
             Ok(spec) => {
                 progress(Progress::Connecting(s.name.clone()));
                 let name = s.name.clone();
-                tasks.spawn(async move { (name, connect_and_list_timed(spec).await) });
+                tasks.spawn(async move { (name, connect_and_list_timed(spec, None).await) });
             }
             Err(e) => {
                 results.insert(
