@@ -331,12 +331,11 @@ impl World {
         c
     }
 
-    /// `zero-policy init AGENT` (and `--trust` for Codex), as the agent's user.
+    /// `zero-policy init AGENT --trust`, as the agent's user: the hook, and
+    /// the trust the agent needs to run it (Codex: the hook's hash and the
+    /// project; Gemini CLI and Copilot CLI: the project folder).
     fn init(&self) {
-        let mut args = vec!["init", self.agent.name()];
-        if self.agent == Agent::Codex {
-            args.push("--trust");
-        }
+        let args = ["init", self.agent.name(), "--trust"];
         self.own();
         let out = self.command(Path::new(EXE)).args(&args).output().unwrap();
         assert!(
@@ -353,20 +352,18 @@ impl World {
         }
     }
 
-    /// The agent's own settings: its model pointed at the stand-in, and the
-    /// project trusted where the agent asks for that.
+    /// The agent's own settings: its model pointed at the stand-in. (Trust
+    /// is left to `init --trust`.)
     fn configure(&self, api: &ModelApi) {
         let home = self.home();
-        let project = self.project().display().to_string();
         match self.agent {
-            Agent::ClaudeCode => {}
+            Agent::ClaudeCode | Agent::Copilot => {}
             Agent::Codex => {
                 std::fs::create_dir_all(home.join(".codex")).unwrap();
                 let config = format!(
                     "model = \"stand-in\"\nmodel_provider = \"standin\"\n\n\
                      [model_providers.standin]\nname = \"stand-in\"\n\
-                     base_url = \"{}/v1\"\nwire_api = \"responses\"\n\n\
-                     [projects.\"{project}\"]\ntrust_level = \"trusted\"\n",
+                     base_url = \"{}/v1\"\nwire_api = \"responses\"\n",
                     api.url()
                 );
                 std::fs::write(home.join(".codex/config.toml"), config).unwrap();
@@ -376,19 +373,6 @@ impl World {
                 std::fs::write(
                     home.join(".gemini/settings.json"),
                     json!({"security": {"auth": {"selectedType": "gemini-api-key"}}}).to_string(),
-                )
-                .unwrap();
-                std::fs::write(
-                    home.join(".gemini/trustedFolders.json"),
-                    json!({ project: "TRUST_FOLDER" }).to_string(),
-                )
-                .unwrap();
-            }
-            Agent::Copilot => {
-                std::fs::create_dir_all(home.join(".copilot")).unwrap();
-                std::fs::write(
-                    home.join(".copilot/config.json"),
-                    json!({"trusted_folders": [project]}).to_string(),
                 )
                 .unwrap();
             }
