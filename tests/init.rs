@@ -385,7 +385,7 @@ fn folder_trust_is_said_or_recorded_for_gemini_and_copilot() {
     let v: Value = serde_json::from_str(rest).unwrap();
     assert_eq!(
         v,
-        json!({"firstLaunchAt": "2026-12-06", "trusted_folders": [dir]})
+        json!({"firstLaunchAt": "2026-12-06", "trustedFolders": [dir]})
     );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&gemini).unwrap()).unwrap();
     assert_eq!(v, json!({ dir.clone(): "TRUST_FOLDER" }));

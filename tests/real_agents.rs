@@ -61,6 +61,16 @@ impl Agent {
         }
     }
 
+    /// The version `.ci/agent-deps.sh` installs.
+    fn version(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "2.1.332",
+            Agent::Codex => "0.171.0",
+            Agent::GeminiCli => "0.61.0",
+            Agent::Copilot => "1.0.102",
+        }
+    }
+
     /// Whether the agent's shell keeps its working folder from one call to the next.
     fn keeps_cwd(self) -> bool {
         self == Agent::ClaudeCode
@@ -539,6 +549,27 @@ fn shell_and_files(agent: Agent) {
         ["deny", "deny", "allow", "allow"],
         "{:#?}",
         o.log
+    );
+    // `doctor` finds the hook as installed, trusted and blocking, and the
+    // agent's version on `PATH`.
+    let out = w
+        .command(Path::new(EXE))
+        .args(["doctor", agent.name()])
+        .env(
+            "PATH",
+            format!("{}:/usr/local/bin:/usr/bin:/bin", w.bin.display()),
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let version = text
+        .lines()
+        .find(|l| l.contains(&format!("{} version", agent.name())))
+        .unwrap_or_default();
+    assert!(
+        version.starts_with("ok") && version.contains(agent.version()),
+        "{text}"
     );
     let runs = o.log.iter().filter(|l| l["front"] == "run").count();
     assert_eq!(

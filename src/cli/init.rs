@@ -40,7 +40,7 @@ pub struct Args {
     /// hook, by its hash, in Codex's `config.toml` (as its `/hooks` review
     /// does), and for a project hook the project. Gemini CLI and Copilot CLI:
     /// the project folder (`~/.gemini/trustedFolders.json`,
-    /// `~/.copilot/config.json`). Without it, `init` prints that step left:
+    /// `trustedFolders` in `~/.copilot/config.json`). Without it, `init` prints that step left:
     /// these agents skip a hook that is not trusted.
     #[arg(long)]
     pub trust: bool,
@@ -822,7 +822,7 @@ fn read_commented_json(text: &str) -> Result<(String, Value), String> {
 
 /// Whether the agent's trust file trusts `dir` (Gemini CLI: `TRUST_FOLDER`
 /// for it, or `TRUST_PARENT` for a folder in it; Copilot CLI: it is listed
-/// in `trusted_folders`). `None` when the file does not read.
+/// in `trustedFolders`). `None` when the file does not read.
 #[must_use]
 pub fn folder_trusted(agent: Agent, text: &str, dir: &Path) -> Option<bool> {
     let (_, value) = read_commented_json(text).ok()?;
@@ -832,10 +832,14 @@ pub fn folder_trusted(agent: Agent, text: &str, dir: &Path) -> Option<bool> {
             let k = Path::new(k);
             (k == dir && v == "TRUST_FOLDER") || (dir.parent() == Some(k) && v == "TRUST_PARENT")
         }),
-        Agent::Copilot => value
-            .get("trusted_folders")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|f| f.as_str() == Some(d.as_str()))),
+        // `trustedFolders` now; Copilot CLI 1.0.102 still reads (and renames)
+        // the older `trusted_folders`.
+        Agent::Copilot => ["trustedFolders", "trusted_folders"].iter().any(|key| {
+            value
+                .get(*key)
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|f| f.as_str() == Some(d.as_str())))
+        }),
         _ => false,
     })
 }
@@ -851,10 +855,10 @@ fn with_folder_trusted(agent: Agent, text: &str, dir: &Path) -> Result<String, S
         }
         _ => {
             let list = map
-                .entry("trusted_folders")
+                .entry("trustedFolders")
                 .or_insert_with(|| json!([]))
                 .as_array_mut()
-                .ok_or("`trusted_folders` is not a list")?;
+                .ok_or("`trustedFolders` is not a list")?;
             if !list.iter().any(|f| f.as_str() == Some(d.as_str())) {
                 list.push(json!(d));
             }
