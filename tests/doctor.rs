@@ -149,7 +149,8 @@ fn a_hook_that_does_not_block_fails_the_probe() {
     assert_eq!(code, 1, "{out}");
     let probe = out
         .lines()
-        .find(|l| l.contains("hook gemini-cli probe") && l.starts_with("fail"))
-        .unwrap_or_else(|| panic!("{out}"));
+        .find(|l| l.contains("hook gemini-cli probe") && l.starts_with("fail"));
+    assert!(probe.is_some(), "{out}");
+    let probe = probe.unwrap();
     assert!(probe.contains("did not block"), "{probe}");
 }

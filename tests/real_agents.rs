@@ -12,7 +12,7 @@
 //!
 //! Without the agents installed these tests fail under `CI=true`, and say why
 //! and pass elsewhere (a developer machine without the 1 GB of agents).
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests")]
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -161,7 +161,7 @@ impl ModelApi {
             .args([&script_file, &log, &port_file])
             .stdin(Stdio::null())
             .spawn()
-            .expect("python3 runs the stand-in model API");
+            .unwrap();
         let started = Instant::now();
         let port = loop {
             if let Some(p) = std::fs::read_to_string(&port_file)
@@ -347,7 +347,7 @@ impl World {
     fn init(&self) {
         let args = ["init", self.agent.name(), "--trust"];
         self.own();
-        let out = self.command(Path::new(EXE)).args(&args).output().unwrap();
+        let out = self.command(Path::new(EXE)).args(args).output().unwrap();
         assert!(
             out.status.success(),
             "init failed (run as root, the tests run the agents and zero-policy as uid \
