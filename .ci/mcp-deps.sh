@@ -7,6 +7,7 @@
 #   - PyPI opentelemetry-proto in the venv, which decodes OTLP payloads in tests/otlp.rs
 #   - @modelcontextprotocol/conformance (npm) with Node 22 from npm (node@22), the
 #     official MCP conformance suite, for tests/gateway.rs
+#   - the real coding agents for tests/real_agents.rs (.ci/agent-deps.sh)
 # into $ZP_TEST_DEPS (default: <repo>/target/test-deps). Idempotent: a second run
 # with the same pinned versions does nothing.
 set -euo pipefail
@@ -88,5 +89,8 @@ if [[ ! -f "$otel_stamp" ]]; then
     "$venv/bin/python" -c 'from opentelemetry.proto.collector.logs.v1 import logs_service_pb2'
     touch "$otel_stamp"
 fi
+
+# The real coding agents (Claude Code, Codex, Gemini CLI, Copilot CLI), pinned.
+bash "$repo/.ci/agent-deps.sh"
 
 echo "mcp-deps: ready in $deps (server-everything $EVERYTHING_VERSION, mcp $PY_MCP_VERSION, inspector $INSPECTOR_VERSION, pre-commit $PRE_COMMIT_VERSION, opentelemetry-proto $OTEL_PROTO_VERSION, conformance $CONFORMANCE_VERSION on node $NODE22_VERSION)"

@@ -1425,8 +1425,19 @@ fn shell_calls_are_rewritten_to_run_confined() {
         let (line, permission) = rewritten(agent, &run.json());
         assert_eq!(permission, "allow", "{agent}: {run:?}");
         assert!(line.contains(" run --agent "), "{agent}: {line}");
+        // Gemini CLI refuses a command with a substitution as an injection,
+        // and Codex refuses `rm -f` where nobody can approve it.
+        assert!(
+            !line.contains("$(") && !line.contains('`') && !line.contains("rm -f"),
+            "{agent}: {line}"
+        );
         let (out, after, stderr) = in_shell(&env, &ws, &line);
         assert_eq!(out, "hello\nempty", "{agent}: {stderr}");
+        // The file the working folder came back in is gone.
+        let left: Vec<_> = std::fs::read_dir(env.home().join(".local/state/zero-policy/cwd"))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{agent}: {left:?}");
         assert_eq!(
             after,
             format!("after={} rc=3", ws.join("sub").display()),

@@ -343,3 +343,68 @@ fn commands_fall_back_to_the_builtin_default_and_say_so() {
     assert_eq!(code, 0);
     assert!(!err.contains("built-in"), "{err}");
 }
+
+#[test]
+fn folder_trust_is_said_or_recorded_for_gemini_and_copilot() {
+    let env = Env::new("folder-trust");
+    let project = std::fs::canonicalize(env.project()).unwrap();
+    let dir = project.display().to_string();
+    // Copilot writes `//` comment lines at the top of its config.json.
+    std::fs::create_dir_all(env.home().join(".copilot")).unwrap();
+    let copilot = env.home().join(".copilot/config.json");
+    std::fs::write(
+        &copilot,
+        "// This file is managed automatically.\n{\n  \"firstLaunchAt\": \"2026-12-06\"\n}\n",
+    )
+    .unwrap();
+    let gemini = env.home().join(".gemini/trustedFolders.json");
+    for (agent, file) in [("copilot", &copilot), ("gemini-cli", &gemini)] {
+        // Without --trust: the step left is said, nothing written.
+        let before = std::fs::read_to_string(file).ok();
+        let (code, out, err) = env.zp(&["init", agent]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains(&format!("zero-policy init {agent} --trust")) && out.contains(&dir),
+            "{out}"
+        );
+        assert_eq!(std::fs::read_to_string(file).ok(), before);
+        // With it: recorded, every other key and the comment kept; once.
+        let (code, out, err) = env.zp(&["init", agent, "--trust"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("recorded"), "{out}");
+        let (code, out, _) = env.zp(&["init", agent, "--trust"]);
+        assert_eq!(code, 0);
+        assert!(out.contains("already trusts"), "{out}");
+    }
+    let text = std::fs::read_to_string(&copilot).unwrap();
+    assert!(
+        text.starts_with("// This file is managed automatically.\n"),
+        "{text}"
+    );
+    let (_, rest) = text.split_once('\n').unwrap();
+    let v: Value = serde_json::from_str(rest).unwrap();
+    assert_eq!(
+        v,
+        json!({"firstLaunchAt": "2026-12-06", "trustedFolders": [dir]})
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&gemini).unwrap()).unwrap();
+    assert_eq!(v, json!({ dir.clone(): "TRUST_FOLDER" }));
+}
+
+#[test]
+fn codex_trust_records_the_project_too() {
+    let env = Env::new("codex-project");
+    let project = std::fs::canonicalize(env.project()).unwrap();
+    let (code, out, err) = env.zp(&["init", "codex"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("zero-policy init codex --trust"), "{out}");
+    let (code, _, err) = env.zp(&["init", "codex", "--trust"]);
+    assert_eq!(code, 0, "{err}");
+    let config = std::fs::read_to_string(env.home().join(".codex/config.toml")).unwrap();
+    let doc: toml::Table = config.parse().unwrap();
+    assert_eq!(
+        doc["projects"][project.display().to_string().as_str()]["trust_level"].as_str(),
+        Some("trusted"),
+        "{config}"
+    );
+}

@@ -1,6 +1,8 @@
 //! `zero-policy doctor`: checks that the policy loads, that calls can be
 //! confined on this machine (and are, by running a confined probe), and that
-//! each agent's hook is installed and blocks a probe call.
+//! each agent's hook is installed where the agent reads it, fails closed
+//! where the agent can, is trusted where the agent asks for that, and, run as
+//! installed, blocks a probe call.
 
 use std::path::PathBuf;
 
@@ -13,8 +15,9 @@ use crate::sandbox;
 /// `zero-policy doctor` arguments.
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "\
-Each check prints `ok`, `warn` or `fail` with what it found. Exit 0 when no
-check failed, 1 when one did, 2 when it could not run.
+Each check prints `ok`, `warn` or `fail` with what it found and, for a
+problem, the fix. Exit 0 when no check failed, 1 when one did, 2 when it
+could not run.
 
 Examples:
   zero-policy doctor                 # the policy, confinement, every agent
@@ -27,6 +30,10 @@ pub struct Args {
     /// `$ZERO_POLICY_PATH`, else `~/.config/zero-policy/`, else the built-in default.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Output format: `human`, or `json` (`{"ok", "checks": [{"check",
+    /// "level", "detail"}]}`).
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: crate::cli::Format,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,6 +46,7 @@ enum Level {
 struct Report {
     worst: Level,
     lines: String,
+    checks: Vec<Value>,
 }
 
 impl Report {
@@ -50,6 +58,11 @@ impl Report {
         };
         self.lines
             .push_str(&format!("{tag}  {what:<24} {detail}\n"));
+        self.checks.push(serde_json::json!({
+            "check": what,
+            "level": tag.trim(),
+            "detail": detail,
+        }));
         self.worst = self.worst.max(level);
     }
 }
@@ -60,6 +73,7 @@ pub fn run(args: &Args) -> u8 {
     let mut r = Report {
         worst: Level::Ok,
         lines: String::new(),
+        checks: Vec::new(),
     };
     let source = crate::cli::hook::source(
         &args.paths,
@@ -160,23 +174,330 @@ pub fn run(args: &Args) -> u8 {
             .collect::<Vec<_>>()
             .join(", ");
         r.say(Level::Ok, &what, &format!("in {files}"));
-        if let Some(reg) = &registry {
-            let blocked = probe_blocked(reg, agent);
-            match blocked {
-                Ok(()) => r.say(
-                    Level::Ok,
-                    &format!("{what} probe"),
-                    "`cat ~/.ssh/id_rsa` is denied",
-                ),
-                Err(e) => r.say(Level::Fail, &format!("{what} probe"), &e),
-            }
+        agent_version(&mut r, agent);
+        for file in &installed {
+            check_installed(&mut r, agent, file);
         }
     }
-    crate::output::stdout(&r.lines);
+    match args.format {
+        crate::cli::Format::Human => crate::output::stdout(&r.lines),
+        crate::cli::Format::Json => {
+            let doc = serde_json::json!({"ok": r.worst != Level::Fail, "checks": r.checks});
+            crate::output::stdout(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&doc).unwrap_or_default()
+            ));
+        }
+    }
     match r.worst {
         Level::Ok | Level::Warn => crate::cli::EXIT_OK,
         Level::Fail => crate::cli::EXIT_FAIL,
     }
+}
+
+/// The agent's program on `PATH` and its version, as `--version` prints it.
+fn agent_version(r: &mut Report, agent: Agent) {
+    let program = match agent {
+        Agent::ClaudeCode => "claude",
+        Agent::Codex => "codex",
+        Agent::GeminiCli => "gemini",
+        Agent::Cursor => "cursor-agent",
+        Agent::Copilot => "copilot",
+    };
+    let what = format!("{} version", agent.as_str());
+    let mut cmd = std::process::Command::new(program);
+    cmd.arg("--version");
+    match run_with_timeout(cmd, None) {
+        Ok((_, out)) => {
+            let first = out.lines().next().unwrap_or_default().trim().to_string();
+            r.say(Level::Ok, &what, &format!("`{program} --version`: {first}"));
+        }
+        Err(e) => r.say(
+            Level::Warn,
+            &what,
+            &format!("`{program}` does not run from `PATH` ({e}): its version is not checked"),
+        ),
+    }
+}
+
+/// The handlers in a settings document that run `zero-policy hook AGENT`.
+fn our_handlers(v: &Value, agent: Agent) -> Vec<serde_json::Map<String, Value>> {
+    let mut out = Vec::new();
+    match v {
+        Value::Object(m) => {
+            let ours = ["command", "bash"].iter().any(|k| {
+                m.get(*k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| init::is_ours(c, agent))
+            });
+            if ours {
+                out.push(m.clone());
+            } else {
+                for x in m.values() {
+                    out.extend(our_handlers(x, agent));
+                }
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                out.extend(our_handlers(x, agent));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// One settings file's hook: fails closed where the agent can, is trusted
+/// where the agent asks for it, and blocks a probe call when run as written.
+fn check_installed(r: &mut Report, agent: Agent, file: &std::path::Path) {
+    let what = format!("hook {}", agent.as_str());
+    let root: Value = crate::loader::read_file(file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let handlers = our_handlers(&root, agent);
+    let fix = |extra: &str| {
+        format!(
+            "run `zero-policy init {}{}{extra}`",
+            agent.as_str(),
+            if file.is_absolute() { " --user" } else { "" }
+        )
+    };
+    let fix_init = fix("");
+    let fix_trust = fix(" --trust");
+    // Fails closed on a hook failure or timeout.
+    let closed = match agent {
+        Agent::ClaudeCode => Some(("onFailure", Value::from("block"))),
+        Agent::Cursor => Some(("failClosed", Value::from(true))),
+        Agent::Codex | Agent::GeminiCli | Agent::Copilot => None,
+    };
+    match closed {
+        Some((key, want)) if handlers.iter().all(|h| h.get(key) == Some(&want)) => r.say(
+            Level::Ok,
+            &format!("{what} fail-closed"),
+            &format!("`{key}: {want}`: a hook that fails or times out blocks the call"),
+        ),
+        Some((key, want)) => r.say(
+            Level::Fail,
+            &format!("{what} fail-closed"),
+            &format!("`{key}: {want}` is missing in {}: a hook that times out lets the call run; {fix_init}", file.display()),
+        ),
+        None => r.say(
+            Level::Warn,
+            &format!("{what} fail-closed"),
+            &format!("{} has no setting to block a call when its hook times out: the hook answers in milliseconds and `init` writes a 30 s timeout", agent.display()),
+        ),
+    }
+    // Trust.
+    let project = !file.is_absolute();
+    let trust = |r: &mut Report, ok: bool, detail: String| {
+        let level = if ok { Level::Ok } else { Level::Fail };
+        r.say(level, &format!("{what} trust"), &detail);
+    };
+    match agent {
+        Agent::Codex => {
+            let absolute = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+            let config_path = std::env::var_os("CODEX_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| crate::log::home().map(|h| h.join(".codex")))
+                .map(|d| d.join("config.toml"))
+                .unwrap_or_default();
+            let config = crate::loader::read_file(&config_path).unwrap_or_default();
+            let trusted = init::codex_hook_identity(&absolute, &root).is_some_and(|(key, hash)| {
+                init::codex_toml_value(&config, "hooks", &key, "trusted_hash").as_deref()
+                    == Some(hash.as_str())
+            });
+            if trusted {
+                trust(
+                    r,
+                    true,
+                    format!(
+                        "Codex trusts the hook by its hash in {}",
+                        config_path.display()
+                    ),
+                );
+            } else {
+                trust(
+                    r,
+                    false,
+                    format!(
+                        "Codex does not trust this hook (no matching `trusted_hash` in {}) and skips it silently; {fix_trust}",
+                        config_path.display()
+                    ),
+                );
+            }
+            if project {
+                let dir = absolute
+                    .parent()
+                    .and_then(std::path::Path::parent)
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default();
+                let ok = init::codex_toml_value(&config, "projects", &dir, "trust_level")
+                    .as_deref()
+                    == Some("trusted");
+                if ok {
+                    trust(r, true, format!("Codex trusts the project `{dir}`"));
+                } else {
+                    trust(
+                        r,
+                        false,
+                        format!(
+                            "Codex reads `.codex/hooks.json` only in a trusted project, and `{dir}` is not; {fix_trust}"
+                        ),
+                    );
+                }
+            }
+        }
+        Agent::GeminiCli | Agent::Copilot if project => {
+            let dir = std::env::current_dir().unwrap_or_default();
+            let trust_file = init::folder_trust_file(agent).unwrap_or_default();
+            let text = crate::loader::read_file(&trust_file).unwrap_or_default();
+            if init::folder_trusted(agent, &text, &dir) == Some(true) {
+                trust(
+                    r,
+                    true,
+                    format!(
+                        "`{}` is a trusted folder in {}",
+                        dir.display(),
+                        trust_file.display()
+                    ),
+                );
+            } else {
+                trust(
+                    r,
+                    false,
+                    format!(
+                        "{} loads this project's hooks only in a trusted folder, and `{}` is not trusted in {}; {fix_trust}",
+                        agent.display(),
+                        dir.display(),
+                        trust_file.display()
+                    ),
+                );
+            }
+        }
+        _ => {}
+    }
+    // Fires and blocks: each handler's command, run as the agent runs it.
+    let mut commands: Vec<&str> = handlers
+        .iter()
+        .filter_map(|h| h.get("command").or_else(|| h.get("bash")))
+        .filter_map(Value::as_str)
+        .collect();
+    commands.dedup();
+    for command in commands {
+        match probe(agent, command) {
+            Ok(how) => r.say(
+                Level::Ok,
+                &format!("{what} probe"),
+                &format!("run as installed, it blocks `cat ~/.ssh/id_rsa` ({how})"),
+            ),
+            Err(e) => r.say(Level::Fail, &format!("{what} probe"), &e),
+        }
+    }
+}
+
+/// The agent's pre-tool event for its shell tool running `command`.
+fn probe_event(agent: Agent, command: &str, cwd: &str) -> Value {
+    use serde_json::json;
+    match agent {
+        Agent::ClaudeCode | Agent::Codex => json!({
+            "session_id": "zero-policy-doctor", "transcript_path": "", "cwd": cwd,
+            "permission_mode": "default", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command},
+            "tool_use_id": "zero-policy-doctor", "turn_id": "zero-policy-doctor", "model": "doctor",
+        }),
+        Agent::GeminiCli => json!({
+            "session_id": "zero-policy-doctor", "transcript_path": "", "cwd": cwd,
+            "hook_event_name": "BeforeTool", "timestamp": "2026-01-01T00:00:00Z",
+            "tool_name": "run_shell_command", "tool_input": {"command": command},
+        }),
+        Agent::Cursor => json!({
+            "conversation_id": "zero-policy-doctor", "generation_id": "zero-policy-doctor",
+            "hook_event_name": "beforeShellExecution", "command": command, "cwd": cwd,
+            "workspace_roots": [cwd],
+        }),
+        Agent::Copilot => json!({
+            "timestamp": 0, "cwd": cwd, "sessionId": "zero-policy-doctor",
+            "toolName": "bash", "toolArgs": {"command": command},
+        }),
+    }
+}
+
+/// Runs a hook command with the probe event; `Ok(how it blocked)`.
+fn probe(agent: Agent, command: &str) -> Result<String, String> {
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|_| "/".into());
+    let event = probe_event(agent, "cat ~/.ssh/id_rsa", &cwd).to_string();
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.args(["-c", command]);
+    let (code, out) =
+        run_with_timeout(cmd, Some(event)).map_err(|e| format!("`{command}` does not run: {e}"))?;
+    if code == Some(2) {
+        return Ok("exit 2".into());
+    }
+    let answer: Value = serde_json::from_str(out.trim()).unwrap_or(Value::Null);
+    let decision = answer
+        .pointer("/hookSpecificOutput/permissionDecision")
+        .or_else(|| answer.get("permissionDecision"))
+        .or_else(|| answer.get("decision"))
+        .or_else(|| answer.get("permission"))
+        .and_then(Value::as_str);
+    match (code, decision) {
+        (Some(0), Some("deny")) => Ok("a deny".into()),
+        _ => Err(format!(
+            "`{command}` did not block `cat ~/.ssh/id_rsa`: exit {}, answer `{}`",
+            code.map_or_else(|| "by a signal".into(), |c| c.to_string()),
+            out.trim()
+        )),
+    }
+}
+
+/// Runs `cmd` (with `input` on stdin), for at most 30 seconds: its exit
+/// code and standard output.
+fn run_with_timeout(
+    mut cmd: std::process::Command,
+    input: Option<String>,
+) -> Result<(Option<i32>, String), String> {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(o) = stdout.as_mut() {
+            let _ = o.read_to_string(&mut s);
+        }
+        s
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if started.elapsed() > std::time::Duration::from_secs(30) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("no answer in 30 s".into());
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    Ok((status.code(), reader.join().unwrap_or_default()))
 }
 
 /// Whether a settings file names `zero-policy hook AGENT` anywhere.
@@ -193,37 +514,6 @@ fn has_hook(path: &std::path::Path, agent: Agent) -> bool {
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .is_some_and(|v| any(&v, agent))
-}
-
-/// The agent's probe event (its shell tool reading a private key) is denied.
-fn probe_blocked(registry: &crate::Registry, agent: Agent) -> Result<(), String> {
-    let tool = registry
-        .tools()
-        .find(|t| {
-            t.agent.as_deref() == Some(agent.as_str())
-                && crate::hooks::confine::shell_key(registry, &t.name).is_some()
-        })
-        .map(|t| t.name.clone())
-        .ok_or_else(|| format!("no shell tool of {} in the manifests", agent.display()))?;
-    let key = crate::hooks::confine::shell_key(registry, &tool).unwrap_or_else(|| "command".into());
-    let call = crate::Call {
-        tool: tool.clone(),
-        args: serde_json::json!({ key: "cat ~/.ssh/id_rsa" }),
-        session: crate::Session {
-            agent: agent.as_str().into(),
-            ..crate::Session::default()
-        },
-        confined: false,
-    };
-    let ev = registry.decide_call(&call);
-    if ev.decision == crate::Decision::Deny {
-        Ok(())
-    } else {
-        Err(format!(
-            "`cat ~/.ssh/id_rsa` through `{tool}` is `{}`, not `deny`",
-            ev.decision.as_str()
-        ))
-    }
 }
 
 /// Runs a confined probe: a file hidden by the envelope must stay unreadable,

@@ -36,9 +36,12 @@ pub struct Args {
     /// Print the change without writing anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// Codex: record the hook as trusted in Codex's `config.toml`, by its
-    /// hash, as Codex's `/hooks` review does. Without it, `init codex`
-    /// prints that one step left: Codex skips a hook nobody trusted.
+    /// Record the trust the agent needs before it runs the hook. Codex: the
+    /// hook, by its hash, in Codex's `config.toml` (as its `/hooks` review
+    /// does), and for a project hook the project. Gemini CLI and Copilot CLI:
+    /// the project folder (`~/.gemini/trustedFolders.json`,
+    /// `trustedFolders` in `~/.copilot/config.json`). Without it, `init` prints that step left:
+    /// these agents skip a hook that is not trusted.
     #[arg(long)]
     pub trust: bool,
 }
@@ -465,8 +468,12 @@ pub fn run(args: &Args) -> u8 {
         args.dry_run,
     )
     .and_then(|mut text| {
-        if args.agent == Agent::Codex {
-            text.push_str(&codex_trust(scope, args.trust, args.dry_run)?);
+        match args.agent {
+            Agent::Codex => text.push_str(&codex_trust(scope, args.trust, args.dry_run)?),
+            Agent::GeminiCli | Agent::Copilot if scope == Scope::Project => {
+                text.push_str(&folder_trust(args.agent, args.trust, args.dry_run)?);
+            }
+            _ => {}
         }
         Ok(text)
     }) {
@@ -584,7 +591,7 @@ pub fn codex_hook_hash(event: &str, matcher: Option<&str>, handler: &Value) -> S
 }
 
 /// Codex's state key and hash for our `PreToolUse` handler in `hooks.json`.
-fn codex_hook_identity(path: &Path, root: &Value) -> Option<(String, String)> {
+pub fn codex_hook_identity(path: &Path, root: &Value) -> Option<(String, String)> {
     let groups = root.get("hooks")?.get("PreToolUse")?.as_array()?;
     for (g, group) in groups.iter().enumerate() {
         let Some(handlers) = group.get("hooks").and_then(Value::as_array) else {
@@ -636,18 +643,42 @@ fn toml_string(s: &str) -> String {
 /// other line kept as written.
 #[must_use]
 pub fn set_codex_trust(config: &str, key: &str, hash: &str) -> String {
-    let header = format!("[hooks.state.{}]", toml_string(key));
-    let line = format!("trusted_hash = {}", toml_string(hash));
+    set_toml_key(
+        config,
+        &format!("[hooks.state.{}]", toml_string(key)),
+        "trusted_hash",
+        &toml_string(hash),
+    )
+}
+
+/// `config.toml` with `[projects."DIR"] trust_level = "trusted"` set, every
+/// other line kept as written.
+#[must_use]
+pub fn set_codex_project_trust(config: &str, dir: &str) -> String {
+    set_toml_key(
+        config,
+        &format!("[projects.{}]", toml_string(dir)),
+        "trust_level",
+        &toml_string("trusted"),
+    )
+}
+
+/// `KEY = VALUE` set under the table `header`, added at the end when the
+/// table is not there; every other line kept as written.
+fn set_toml_key(config: &str, header: &str, key: &str, value: &str) -> String {
+    let line = format!("{key} = {value}");
+    let is_key = |l: &str| {
+        l.trim_start()
+            .strip_prefix(key)
+            .is_some_and(|r| r.trim_start().starts_with('='))
+    };
     let mut lines: Vec<String> = config.lines().map(String::from).collect();
     if let Some(start) = lines.iter().position(|l| l.trim() == header) {
         let end = lines[start + 1..]
             .iter()
             .position(|l| l.trim_start().starts_with('['))
             .map_or(lines.len(), |e| start + 1 + e);
-        match lines[start + 1..end]
-            .iter()
-            .position(|l| l.trim_start().starts_with("trusted_hash"))
-        {
+        match lines[start + 1..end].iter().position(|l| is_key(l)) {
             Some(i) => lines[start + 1 + i] = line,
             None => lines.insert(start + 1, line),
         }
@@ -655,12 +686,24 @@ pub fn set_codex_trust(config: &str, key: &str, hash: &str) -> String {
         if lines.last().is_some_and(|l| !l.trim().is_empty()) {
             lines.push(String::new());
         }
-        lines.push(header);
+        lines.push(header.to_string());
         lines.push(line);
     }
     let mut out = lines.join("\n");
     out.push('\n');
     out
+}
+
+/// The value of `key` in the table `[table."name"]` of a Codex `config.toml`,
+/// if it is a string.
+#[must_use]
+pub fn codex_toml_value(config: &str, table: &str, name: &str, key: &str) -> Option<String> {
+    let doc: toml::Table = config.parse().ok()?;
+    let mut node = doc.get(table)?;
+    if table == "hooks" {
+        node = node.get("state")?;
+    }
+    node.get(name)?.get(key)?.as_str().map(String::from)
 }
 
 /// After `init codex`: record the hook's trust (`--trust`) or say the step left.
@@ -710,8 +753,164 @@ fn codex_trust(scope: Scope, trust: bool, dry_run: bool) -> Result<String, Strin
             .and_then(Path::parent)
             .map(|d| d.display().to_string())
             .unwrap_or_default();
+        let now = crate::loader::read_file(&config).unwrap_or_default();
+        let with = set_codex_project_trust(&now, &dir);
+        let trusted =
+            codex_toml_value(&now, "projects", &dir, "trust_level").as_deref() == Some("trusted");
+        if trusted {
+            out.push_str(&format!(
+                "{shown}: Codex already trusts the project `{dir}`\n"
+            ));
+        } else if trust {
+            out.push('\n');
+            out.push_str(&diff(&shown, &now, &with));
+            if !dry_run {
+                write_atomically(&config, &with)?;
+                out.push_str(&format!(
+                    "{shown}: recorded the project `{dir}` as trusted\n"
+                ));
+            }
+        } else {
+            out.push_str(&format!(
+                "Codex reads `.codex/hooks.json` only in a trusted project: trust `{dir}` when Codex asks, \
+                 or run `zero-policy init codex --trust`\n"
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The file where Gemini CLI or Copilot CLI records trusted folders.
+///
+/// # Errors
+/// No home folder.
+pub fn folder_trust_file(agent: Agent) -> Result<PathBuf, String> {
+    let home = || {
+        crate::log::home()
+            .ok_or_else(|| "folder trust needs the home folder, and `HOME` is not set".to_string())
+    };
+    match agent {
+        Agent::GeminiCli => Ok(home()?.join(".gemini/trustedFolders.json")),
+        Agent::Copilot => match std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty()) {
+            Some(dir) => Ok(PathBuf::from(dir).join("config.json")),
+            None => Ok(home()?.join(".copilot/config.json")),
+        },
+        _ => Err(format!("{} has no folder trust", agent.display())),
+    }
+}
+
+/// A JSON settings file that may open with `//` comment lines (Copilot CLI
+/// writes one at the top of its `config.json`): those lines, and the value.
+fn read_commented_json(text: &str) -> Result<(String, Value), String> {
+    let mut header = String::new();
+    let mut rest = text;
+    while let Some(line) = rest.lines().next() {
+        if !line.trim_start().starts_with("//") {
+            break;
+        }
+        header.push_str(line);
+        header.push('\n');
+        rest = rest.get(line.len() + 1..).unwrap_or("");
+    }
+    let value = if rest.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_str(rest).map_err(|e| e.to_string())?
+    };
+    Ok((header, value))
+}
+
+/// Whether the agent's trust file trusts `dir` (Gemini CLI: `TRUST_FOLDER`
+/// for it, or `TRUST_PARENT` for a folder in it; Copilot CLI: it is listed
+/// in `trustedFolders`). `None` when the file does not read.
+#[must_use]
+pub fn folder_trusted(agent: Agent, text: &str, dir: &Path) -> Option<bool> {
+    let (_, value) = read_commented_json(text).ok()?;
+    let d = dir.display().to_string();
+    Some(match agent {
+        Agent::GeminiCli => value.as_object()?.iter().any(|(k, v)| {
+            let k = Path::new(k);
+            (k == dir && v == "TRUST_FOLDER") || (dir.parent() == Some(k) && v == "TRUST_PARENT")
+        }),
+        // `trustedFolders` now; Copilot CLI 1.0.102 still reads (and renames)
+        // the older `trusted_folders`.
+        Agent::Copilot => ["trustedFolders", "trusted_folders"].iter().any(|key| {
+            value
+                .get(*key)
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|f| f.as_str() == Some(d.as_str())))
+        }),
+        _ => false,
+    })
+}
+
+/// The trust file's text with `dir` trusted, every other key kept.
+fn with_folder_trusted(agent: Agent, text: &str, dir: &Path) -> Result<String, String> {
+    let (header, mut value) = read_commented_json(text)?;
+    let d = dir.display().to_string();
+    let map = value.as_object_mut().ok_or("it is not a JSON object")?;
+    match agent {
+        Agent::GeminiCli => {
+            map.insert(d, json!("TRUST_FOLDER"));
+        }
+        _ => {
+            let list = map
+                .entry("trustedFolders")
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .ok_or("`trustedFolders` is not a list")?;
+            if !list.iter().any(|f| f.as_str() == Some(d.as_str())) {
+                list.push(json!(d));
+            }
+        }
+    }
+    Ok(format!("{header}{}", pretty(&value, &indent_of(text))))
+}
+
+/// After `init gemini-cli` or `init copilot` in a project: record the
+/// project folder as trusted (`--trust`) or say the step left. Both agents
+/// load a project's hooks only in a trusted folder; Copilot CLI runs without
+/// them, silently (seen in Copilot CLI 1.0.102), and Gemini CLI refuses to
+/// run headless in an untrusted folder.
+fn folder_trust(agent: Agent, trust: bool, dry_run: bool) -> Result<String, String> {
+    let dir =
+        std::env::current_dir().map_err(|e| format!("cannot find the current folder: {e}"))?;
+    let file = folder_trust_file(agent)?;
+    let shown = file.display().to_string();
+    let old = match crate::loader::read_file(&file) {
+        Ok(t) => t,
+        Err(crate::loader::LoadError::NotFound(_)) => String::new(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut out = String::new();
+    if folder_trusted(agent, &old, &dir) == Some(true) {
         out.push_str(&format!(
-            "Codex reads `.codex/hooks.json` only in a trusted project: trust `{dir}` when Codex asks\n"
+            "{shown}: {} already trusts `{}`\n",
+            agent.display(),
+            dir.display()
+        ));
+        return Ok(out);
+    }
+    if !trust {
+        out.push_str(&format!(
+            "\n{} loads this project's hooks only in a trusted folder, and `{}` is not trusted: \
+             trust it when {} asks, or run `zero-policy init {} --trust`\n",
+            agent.display(),
+            dir.display(),
+            agent.display(),
+            agent.as_str()
+        ));
+        return Ok(out);
+    }
+    let new = with_folder_trusted(agent, &old, &dir)
+        .map_err(|e| format!("`{shown}`: {e}; it was left as it is"))?;
+    out.push('\n');
+    out.push_str(&diff(&shown, &old, &new));
+    if !dry_run {
+        write_atomically(&file, &new)?;
+        out.push_str(&format!(
+            "{shown}: recorded `{}` as a trusted folder\n",
+            dir.display()
         ));
     }
     Ok(out)

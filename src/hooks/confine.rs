@@ -40,7 +40,13 @@ pub fn shell_key(registry: &Registry, tool: &str) -> Option<String> {
 }
 
 /// The rewritten command: `run` decides and confines `script`, then the
-/// agent's shell moves to where the script ended and returns its status.
+/// agent's shell moves to where the script ended (read from `cwd_file`, see
+/// [`cwd_file`]) and returns its status.
+///
+/// It uses no command substitution (`$(...)`, backticks) and no `rm -f`:
+/// Gemini CLI refuses a command with a substitution as an injection, and
+/// Codex refuses `rm -f` where nobody can approve it (both seen in the real
+/// agents, `tests/real_agents.rs`).
 #[must_use]
 pub fn command_line(
     exe: &Path,
@@ -48,6 +54,7 @@ pub fn command_line(
     workspace: &str,
     policy: Option<&str>,
     ticket: Option<&str>,
+    cwd_file: &Path,
     script: &str,
 ) -> String {
     use crate::escape::shell_quote as q;
@@ -64,11 +71,29 @@ pub fn command_line(
         run.push_str(&format!(" --ticket {}", q(t)));
     }
     run.push_str(&format!(" -c {}", q(script)));
+    let file = q(&cwd_file.display().to_string());
     format!(
-        "__zp_cwd=\"$(mktemp)\" && {{ {run} 9>\"$__zp_cwd\"; __zp_rc=$?; \
-         __zp_to=\"$(cat \"$__zp_cwd\")\"; rm -f \"$__zp_cwd\"; \
-         [ -n \"$__zp_to\" ] && cd \"$__zp_to\"; (exit $__zp_rc); }}"
+        "{{ {run} 9>{file}; __zp_rc=$?; __zp_to=; IFS= read -r __zp_to <{file}; \
+         rm {file}; [ -n \"$__zp_to\" ] && cd \"$__zp_to\"; (exit $__zp_rc); }}"
     )
+}
+
+/// How long a working-folder file is kept when the rewritten command never
+/// ran (the agent refused it after the hook).
+const CWD_FILE_SECONDS: u64 = 24 * 60 * 60;
+
+/// A new private file (mode 0600, a 128-bit random name) in the state folder
+/// (`~/.local/state/zero-policy/cwd`) for the rewritten command to report its
+/// working folder in. Files older than a day, of commands that never ran, are
+/// swept as new ones are made.
+///
+/// # Errors
+/// The folder or file could not be made, or no randomness.
+pub fn cwd_file() -> Result<PathBuf, String> {
+    let dir = state_dir()?.join("cwd");
+    let id = private_dir_and_id(&dir, CWD_FILE_SECONDS)?;
+    let path = dir.join(format!("{id}.cwd"));
+    new_private_file(&path).map(|_| path)
 }
 
 /// The call's arguments with its script replaced by `line`.
@@ -81,13 +106,58 @@ pub fn rewritten(args: &Value, key: &str, line: String) -> Value {
     out
 }
 
-fn tickets_dir() -> Result<PathBuf, String> {
+fn state_dir() -> Result<PathBuf, String> {
     let base = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| crate::log::home().map(|h| h.join(".local/state")))
-        .ok_or("no home folder for the ticket folder")?;
-    Ok(base.join("zero-policy/tickets"))
+        .ok_or("no home folder for the state folder")?;
+    Ok(base.join("zero-policy"))
+}
+
+fn tickets_dir() -> Result<PathBuf, String> {
+    Ok(state_dir()?.join("tickets"))
+}
+
+/// Makes `dir` (mode 0700), sweeps its files older than `keep` seconds, and
+/// returns a new 128-bit random id.
+fn private_dir_and_id(dir: &Path, keep: u64) -> Result<String, String> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot make the folder `{}`: {e}", dir.display()))?;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("no randomness for an id: {e}"))?;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let stale = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age.as_secs() > keep);
+            if stale {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Creates `path` new, mode 0600 (never through an existing file or link).
+fn new_private_file(path: &Path) -> Result<std::fs::File, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("cannot write `{}`: {e}", path.display()))
 }
 
 fn binding(script: &str, workspace: &str) -> String {
@@ -109,44 +179,15 @@ fn now() -> u64 {
 /// # Errors
 /// The ticket folder or file could not be written, or no randomness.
 pub fn issue(script: &str, workspace: &str) -> Result<String, String> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     let dir = tickets_dir()?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|e| format!("cannot make the ticket folder `{}`: {e}", dir.display()))?;
-    let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
-    let mut bytes = [0u8; 16];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| format!("no randomness for a ticket: {e}"))?;
-    let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     // Old tickets are swept as new ones are issued.
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for e in entries.flatten() {
-            let stale = e
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age.as_secs() > TICKET_SECONDS);
-            if stale {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-    }
+    let id = private_dir_and_id(&dir, TICKET_SECONDS)?;
     let body = serde_json::json!({
         "binds": binding(script, workspace),
         "expires": now() + TICKET_SECONDS,
     });
     let path = dir.join(&id);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| format!("cannot write the ticket `{}`: {e}", path.display()))?;
+    let mut f = new_private_file(&path)?;
     std::io::Write::write_all(&mut f, body.to_string().as_bytes())
         .map_err(|e| format!("cannot write the ticket `{}`: {e}", path.display()))?;
     Ok(id)

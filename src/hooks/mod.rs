@@ -652,12 +652,14 @@ fn rewrite(
         Verdict::Ask => Some(confine::issue(script, &call.session.workspace)?),
         _ => None,
     };
+    let cwd_file = confine::cwd_file()?;
     let line = confine::command_line(
         &exe,
         agent.as_str(),
         &call.session.workspace,
         policy,
         ticket.as_deref(),
+        &cwd_file,
         script,
     );
     Ok(confine::rewritten(&call.args, key, line))
