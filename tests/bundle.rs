@@ -222,10 +222,19 @@ fn build_is_deterministic_and_signatures_interoperate_with_minisign_both_ways() 
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8(out.stdout).unwrap();
+    let (said, at) = said.rsplit_once(" timestamp:").unwrap();
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        "Signature and comment signature verified\nTrusted comment: zero-policy bundle 2026.12.05\n"
+        said,
+        "Signature and comment signature verified\nTrusted comment: zero-policy bundle 2026.12.05"
     );
+    // The signing time, in seconds, orders bundles against replay.
+    let at: u64 = at.trim_end().parse().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(at <= now && now - at < 3600, "{at} {now}");
 
     // The key given as text rather than a file, and JSON output.
     let key_text = std::fs::read_to_string(&public).unwrap();
@@ -411,6 +420,85 @@ fn the_hook_uses_a_verified_bundle_keeps_the_last_good_one_and_fails_closed_with
         env.redact(&out.stderr)
             .contains("has no key to verify it with")
     );
+}
+
+/// Signs with the `minisign` tool, the trusted comment given.
+fn minisign_sign_saying(file: &Path, secret: &Path, trusted_comment: &str) {
+    let out = Command::new("minisign")
+        .arg("-S")
+        .arg("-m")
+        .arg(file)
+        .arg("-s")
+        .arg(secret)
+        .arg("-t")
+        .arg(trusted_comment)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn a_replayed_older_bundle_is_refused_and_a_bundle_signed_again_rolls_back() {
+    let env = Env::new("replay");
+    let (public, secret) = env.keygen("team");
+    let home = env.path("home");
+    let bundle = build(&env, "team.bundle", "v1");
+    minisign_sign_saying(&bundle, &secret, "timestamp:1000\tfile:team.bundle");
+    // What an attacker keeps to put back later.
+    std::fs::copy(&bundle, env.path("old.bundle")).unwrap();
+    std::fs::copy(
+        env.path("team.bundle.minisig"),
+        env.path("old.bundle.minisig"),
+    )
+    .unwrap();
+    assert_eq!(
+        env.hook(&bundle, &public, "git status", &home)
+            .status
+            .code(),
+        Some(0)
+    );
+    build(&env, "team.bundle", "v2");
+    minisign_sign_saying(&bundle, &secret, "timestamp:2000\tfile:team.bundle");
+    assert_eq!(
+        env.hook(&bundle, &public, "git status", &home)
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(env.log(&home)[1]["bundle"], "v2");
+
+    // v1, validly signed but older, put back: refused, v2 stays.
+    std::fs::copy(env.path("old.bundle"), &bundle).unwrap();
+    std::fs::copy(
+        env.path("old.bundle.minisig"),
+        env.path("team.bundle.minisig"),
+    )
+    .unwrap();
+    let out = env.hook(&bundle, &public, "git status", &home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        env.redact(&out.stderr).lines().next().unwrap(),
+        "zero-policy: the bundle `[DIR]/team.bundle` is refused: it was signed at 1970-01-01T00:16:40Z, \
+         before the last good bundle `v2` (signed at 1970-01-01T00:33:20Z): an older bundle is not taken back; \
+         to roll back, sign it again; the last good bundle `v2` stays in force"
+    );
+    assert_eq!(env.log(&home)[2]["bundle"], "v2");
+
+    // A signature that says no time cannot be ordered after v2: refused.
+    minisign_sign_saying(&bundle, &secret, "file:team.bundle");
+    let out = env.hook(&bundle, &public, "git status", &home);
+    assert!(
+        env.redact(&out.stderr)
+            .contains("its signature carries no time (`timestamp:` in the trusted comment), so it cannot be ordered after the last good bundle `v2`"),
+        "{out:?}"
+    );
+    assert_eq!(env.log(&home)[3]["bundle"], "v2");
+
+    // Rolling back on purpose: v1 signed again, later than v2, is taken.
+    minisign_sign_saying(&bundle, &secret, "timestamp:3000\tfile:team.bundle");
+    let out = env.hook(&bundle, &public, "git status", &home);
+    assert!(out.stderr.is_empty(), "{out:?}");
+    assert_eq!(env.log(&home)[4]["bundle"], "v1");
 }
 
 #[test]

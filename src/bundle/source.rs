@@ -65,7 +65,11 @@ impl BundleSource {
     pub fn resolve(&self, cache: Option<&Path>) -> Result<Resolved, String> {
         let key = super::public_key(&self.key)?;
         let cache_dir = cache.map(|root| self.cache_dir(root));
-        match open_signed(&self.location, &key) {
+        let taken = open_signed(&self.location, &key).and_then(|signed| match &cache_dir {
+            Some(dir) => not_older(dir, &signed, &key).map(|()| signed),
+            None => Ok(signed),
+        });
+        match taken {
             Ok(signed) => {
                 if let Some(dir) = &cache_dir
                     && let Err(e) = keep(dir, &signed)
@@ -81,27 +85,74 @@ impl BundleSource {
             }
             Err(why) => {
                 let refused = format!("the bundle `{}` is refused: {why}", self.location.display());
-                let last = cache_dir
-                    .as_deref()
-                    .map(|d| d.join("bundle.tar"))
-                    .filter(|kept| kept.exists())
-                    .map(|kept| open(&kept, &key))
-                    .transpose();
-                match last {
-                    Ok(Some(bundle)) => Ok(Resolved {
-                        note: Some(format!(
-                            "{refused}; the last good bundle `{}` stays in force",
-                            bundle.version()
-                        )),
-                        bundle,
-                    }),
-                    Ok(None) => Err(format!("{refused}, and no good bundle was seen before")),
-                    Err(e) => Err(format!(
-                        "{refused}, and the last good bundle cannot be used: {e}"
-                    )),
-                }
+                last_good(cache_dir.as_deref(), &key, &refused)
             }
         }
+    }
+}
+
+/// The last good bundle in `dir`, noted as standing in for one refused for
+/// `refused`; an error when there is none.
+fn last_good(
+    dir: Option<&Path>,
+    key: &minisign::PublicKey,
+    refused: &str,
+) -> Result<Resolved, String> {
+    let last = dir
+        .map(|d| d.join("bundle.tar"))
+        .filter(|kept| kept.exists())
+        .map(|kept| open(&kept, key))
+        .transpose();
+    match last {
+        Ok(Some(bundle)) => Ok(Resolved {
+            note: Some(format!(
+                "{refused}; the last good bundle `{}` stays in force",
+                bundle.version()
+            )),
+            bundle,
+        }),
+        Ok(None) => Err(format!("{refused}, and no good bundle was seen before")),
+        Err(e) => Err(format!(
+            "{refused}, and the last good bundle cannot be used: {e}"
+        )),
+    }
+}
+
+/// Refuses a bundle signed before the last good one in `dir` (a replayed
+/// older bundle), and one whose signature carries no time when the last
+/// good one's does, since it cannot be ordered after it. The same bundle
+/// again, or no last good bundle that verifies, is no objection.
+fn not_older(dir: &Path, signed: &Signed, key: &minisign::PublicKey) -> Result<(), String> {
+    let kept = dir.join("bundle.tar");
+    let Ok(bytes) = std::fs::read(&kept) else {
+        return Ok(());
+    };
+    if crate::log::chain::sha256_hex(&bytes) == signed.bundle.digest {
+        return Ok(());
+    }
+    let Ok(last) = open_signed(&kept, key) else {
+        return Ok(());
+    };
+    let Some(last_at) = last.signed_at else {
+        return Ok(());
+    };
+    let when = |secs: u64| {
+        crate::log::rfc3339_utc(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+            .replace(".000Z", "Z")
+    };
+    match signed.signed_at {
+        Some(at) if at >= last_at => Ok(()),
+        Some(at) => Err(format!(
+            "it was signed at {}, before the last good bundle `{}` (signed at {}): an older bundle is not taken back; to roll back, sign it again",
+            when(at),
+            last.bundle.version(),
+            when(last_at)
+        )),
+        None => Err(format!(
+            "its signature carries no time (`timestamp:` in the trusted comment), so it cannot be ordered after the last good bundle `{}`, signed at {}",
+            last.bundle.version(),
+            when(last_at)
+        )),
     }
 }
 

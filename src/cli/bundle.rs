@@ -163,7 +163,12 @@ fn sign(args: &SignArgs) -> u8 {
         }
     };
     let password = std::env::var("ZERO_POLICY_KEY_PASSWORD").ok();
-    let comment = format!("zero-policy bundle {}", packed.version());
+    // The time orders bundles: a machine refuses one signed before the
+    // bundle it already took (a replay), see `bundle::source`.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let comment = format!("zero-policy bundle {} timestamp:{now}", packed.version());
     let signature = match bundle::sign(&bytes, &args.key, password, &comment) {
         Ok(s) => s,
         Err(e) => {
