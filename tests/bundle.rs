@@ -69,6 +69,18 @@ impl Env {
 
     /// One Claude Code hook event through `--bundle FILE --key PUBKEY`.
     fn hook(&self, bundle: &Path, key: &Path, command: &str, home: &Path) -> Output {
+        self.hook_env(
+            &[
+                ("ZERO_POLICY_BUNDLE", bundle.as_os_str()),
+                ("ZERO_POLICY_BUNDLE_KEY", key.as_os_str()),
+            ],
+            command,
+            home,
+        )
+    }
+
+    /// One Claude Code hook event, with these variables set.
+    fn hook_env(&self, vars: &[(&str, &std::ffi::OsStr)], command: &str, home: &Path) -> Output {
         let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
             .args(["hook", "claude-code"])
             .current_dir(self.path("work"))
@@ -76,8 +88,9 @@ impl Env {
             .env_remove("XDG_CACHE_HOME")
             .env_remove("ZERO_POLICY_CACHE")
             .env_remove("ZERO_POLICY_PATH")
-            .env("ZERO_POLICY_BUNDLE", bundle)
-            .env("ZERO_POLICY_BUNDLE_KEY", key)
+            .env_remove("ZERO_POLICY_BUNDLE_CA")
+            .env_remove("ZERO_POLICY_BUNDLE_POLL")
+            .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -542,4 +555,415 @@ fn serve_starts_on_a_verified_bundle_and_refuses_to_start_without_one() {
             .contains("zero-policy serve: bundle `v7` is in force"),
         "{out:?}"
     );
+}
+
+// ── bundles over HTTPS ────────────────────────────────────────────────────────
+
+/// A private CA and a certificate it issued for 127.0.0.1, made by the
+/// `openssl` tool: (CA certificate, server certificate, server key).
+fn certificates(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
+    let (ca, ca_key) = (env.path("ca.pem"), env.path("ca.key"));
+    let (cert, key, csr) = (
+        env.path("server.pem"),
+        env.path("server.key"),
+        env.path("server.csr"),
+    );
+    let ext = env.path("server.ext");
+    std::fs::write(
+        &ext,
+        "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let openssl = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new("openssl").args(args).output().unwrap();
+        assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    };
+    let s = |x: &str| std::ffi::OsString::from(x);
+    openssl(&[
+        &s("req"),
+        &s("-x509"),
+        &s("-newkey"),
+        &s("ec"),
+        &s("-pkeyopt"),
+        &s("ec_paramgen_curve:prime256v1"),
+        &s("-nodes"),
+        &s("-subj"),
+        &s("/CN=zero-policy test CA"),
+        &s("-days"),
+        &s("2"),
+        &s("-keyout"),
+        ca_key.as_os_str(),
+        &s("-out"),
+        ca.as_os_str(),
+    ]);
+    openssl(&[
+        &s("req"),
+        &s("-newkey"),
+        &s("ec"),
+        &s("-pkeyopt"),
+        &s("ec_paramgen_curve:prime256v1"),
+        &s("-nodes"),
+        &s("-subj"),
+        &s("/CN=127.0.0.1"),
+        &s("-keyout"),
+        key.as_os_str(),
+        &s("-out"),
+        csr.as_os_str(),
+    ]);
+    openssl(&[
+        &s("x509"),
+        &s("-req"),
+        &s("-in"),
+        csr.as_os_str(),
+        &s("-CA"),
+        ca.as_os_str(),
+        &s("-CAkey"),
+        ca_key.as_os_str(),
+        &s("-CAcreateserial"),
+        &s("-days"),
+        &s("2"),
+        &s("-extfile"),
+        ext.as_os_str(),
+        &s("-out"),
+        cert.as_os_str(),
+    ]);
+    (ca, cert, key)
+}
+
+/// Python's `http.server` over TLS (tests/fixtures/https/serve.py), serving
+/// `root` with ETags; its requests are logged to `log`.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(env: &Env, root: &Path, cert: &Path, key: &Path) -> Server {
+        use std::io::BufRead;
+        let log = env.path("requests.log");
+        let mut child = Command::new("python3")
+            .arg(repo("tests/fixtures/https/serve.py"))
+            .args([root, cert, key, &log])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        Server {
+            child,
+            port: line.trim().parse().unwrap(),
+            log,
+        }
+    }
+
+    fn url(&self, name: &str) -> String {
+        format!("https://127.0.0.1:{}/{name}", self.port)
+    }
+
+    fn requests(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Copies `bundle` and its signature into the served folder as `team.bundle`.
+fn publish(bundle: &Path, served: &Path) {
+    std::fs::copy(bundle, served.join("team.bundle")).unwrap();
+    std::fs::copy(
+        format!("{}.minisig", bundle.display()),
+        served.join("team.bundle.minisig"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_bundle_over_https_is_fetched_once_kept_asked_for_with_its_etag_and_refused_when_forged_replayed_or_unreachable()
+ {
+    let env = Env::new("https");
+    let (public, secret) = env.keygen("team");
+    let (_, other_secret) = env.keygen("other");
+    let (ca, cert, key) = certificates(&env);
+    let served = env.path("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let v1 = build(&env, "v1.bundle", "v1");
+    minisign_sign_saying(&v1, &secret, "timestamp:1000\tfile:team.bundle");
+    publish(&v1, &served);
+    let server = Server::start(&env, &served, &cert, &key);
+    let url = server.url("team.bundle");
+    let home = env.path("home");
+    let vars: Vec<(&str, std::ffi::OsString)> = vec![
+        ("ZERO_POLICY_BUNDLE", url.clone().into()),
+        ("ZERO_POLICY_BUNDLE_KEY", public.clone().into()),
+        ("ZERO_POLICY_BUNDLE_CA", ca.clone().into()),
+    ];
+    let vars_ref = |extra: &[(&'static str, &'static str)]| -> Vec<(&str, std::ffi::OsString)> {
+        let mut v = vars.clone();
+        v.extend(extra.iter().map(|(k, x)| (*k, std::ffi::OsString::from(x))));
+        v
+    };
+    let hook = |vars: &[(&str, std::ffi::OsString)], command: &str, home: &Path| {
+        let refs: Vec<(&str, &std::ffi::OsStr)> =
+            vars.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+        env.hook_env(&refs, command, home)
+    };
+
+    // Without the private CA the server is not trusted, and a machine with
+    // no copy blocks the call.
+    let fresh = env.path("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let untrusted: Vec<_> = vars
+        .iter()
+        .filter(|(k, _)| *k != "ZERO_POLICY_BUNDLE_CA")
+        .cloned()
+        .collect();
+    let out = hook(&untrusted, "git status", &fresh);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = env.redact(&out.stderr);
+    assert!(
+        stderr.contains("cannot fetch `https://127.0.0.1:"),
+        "{stderr}"
+    );
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
+    assert!(
+        stderr.contains("and no good bundle was seen before"),
+        "{stderr}"
+    );
+
+    // The first use fetches it; the decision uses it.
+    let out = hook(&vars, "rm -rf /", &home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(env.log(&home)[0]["bundle"], "v1");
+    assert_eq!(
+        server.requests(),
+        ["GET /team.bundle 200", "GET /team.bundle.minisig 200"]
+    );
+
+    // Within the poll interval the copy is used and nothing is asked.
+    let out = hook(&vars, "git status", &home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(server.requests().len(), 2);
+
+    // Past it (poll 0), the hook decides with the copy and a background
+    // fetch asks with the ETag: 304.
+    let out = hook(
+        &vars_ref(&[("ZERO_POLICY_BUNDLE_POLL", "0")]),
+        "git status",
+        &home,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(env.log(&home)[2]["bundle"], "v1");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.requests().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(server.requests()[2], "GET /team.bundle 304");
+
+    let fetch = |home: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+            .args(["bundle", "fetch", &url, "--key"])
+            .arg(&public)
+            .arg("--ca")
+            .arg(&ca)
+            .env("HOME", home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("ZERO_POLICY_CACHE")
+            .output()
+            .unwrap()
+    };
+
+    // A new bundle on the server: fetched, in force.
+    let v2 = build(&env, "v2.bundle", "v2");
+    minisign_sign_saying(&v2, &secret, "timestamp:2000\tfile:team.bundle");
+    publish(&v2, &served);
+    let out = fetch(&home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "fetched bundle `v2`; it is in force\n"
+    );
+    let out = fetch(&home);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "bundle `v2` is current\n"
+    );
+    hook(&vars, "git status", &home);
+    assert_eq!(env.log(&home)[3]["bundle"], "v2");
+
+    // A forged bundle on the server: refused, v2 stays, and each decision
+    // notes why until a fetch succeeds.
+    let forged = build(&env, "forged.bundle", "v3-forged");
+    minisign_sign_saying(&forged, &other_secret, "timestamp:3000");
+    publish(&forged, &served);
+    let out = fetch(&home);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        env.redact(&out.stderr)
+            .contains("is refused: its signature does not verify"),
+        "{out:?}"
+    );
+    hook(&vars, "git status", &home);
+    let line = &env.log(&home)[4];
+    assert_eq!(line["bundle"], "v2");
+    assert!(
+        line["note"]
+            .as_str()
+            .unwrap()
+            .ends_with("; the bundle `v2` fetched before stays in force"),
+        "{line}"
+    );
+
+    // The older v1, validly signed, served again (a replay): refused.
+    publish(&v1, &served);
+    let out = fetch(&home);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        env.redact(&out.stderr)
+            .contains("it was signed at 1970-01-01T00:16:40Z, before the last good bundle `v2`"),
+        "{out:?}"
+    );
+
+    // A truncated bundle: refused.
+    let bytes = std::fs::read(&v2).unwrap();
+    std::fs::write(served.join("team.bundle"), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::copy(
+        format!("{}.minisig", v2.display()),
+        served.join("team.bundle.minisig"),
+    )
+    .unwrap();
+    let out = fetch(&home);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        env.redact(&out.stderr)
+            .contains("its signature does not verify"),
+        "{out:?}"
+    );
+
+    // The server gone: the fetch fails, the decision still uses v2 at once.
+    drop(server);
+    let out = fetch(&home);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        env.redact(&out.stderr)
+            .contains("cannot fetch `https://127.0.0.1:"),
+        "{out:?}"
+    );
+    let out = hook(
+        &vars_ref(&[("ZERO_POLICY_BUNDLE_POLL", "0")]),
+        "rm -rf /",
+        &home,
+    );
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(env.log(&home)[5]["bundle"], "v2");
+
+    // Plain http is refused outright.
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["bundle", "fetch", "http://127.0.0.1:1/team.bundle", "--key"])
+        .arg(&public)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn run_takes_its_policy_from_a_bundle_and_logs_its_version() {
+    let env = Env::new("run");
+    let (public, secret) = env.keygen("team");
+    let bundle = build(&env, "team.bundle", "r1");
+    minisign_sign(&bundle, &secret);
+    let home = env.path("home");
+    let run = |script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+            .args(["run", "--bundle"])
+            .arg(&bundle)
+            .arg("--key")
+            .arg(&public)
+            .args(["-c", script])
+            .current_dir(env.path("work"))
+            .env("HOME", &home)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("ZERO_POLICY_CACHE")
+            .env_remove("ZERO_POLICY_PATH")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run("rm -rf /");
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+    let log = env.log(&home);
+    assert_eq!(log[0]["front"], "run");
+    assert_eq!(log[0]["bundle"], "r1");
+    assert_eq!(log[0]["decision"], "deny");
+
+    // With policy paths as well: refused, not guessed.
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["run", "--policy", "policies", "--bundle"])
+        .arg(&bundle)
+        .arg("--key")
+        .arg(&public)
+        .args(["-c", "true"])
+        .env("HOME", &home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("both `--bundle` and policy paths are given"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_hook_on_a_bundle_rewrites_shell_calls_to_run_on_the_same_bundle() {
+    let env = Env::new("rewrite");
+    let (public, secret) = env.keygen("team");
+    let bundle = build(&env, "team.bundle", "w1");
+    minisign_sign(&bundle, &secret);
+    let home = env.path("home");
+    std::fs::write(env.path("work/notes.txt"), "hello\n").unwrap();
+    let out = env.hook(&bundle, &public, "cat notes.txt", &home);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let command = answer["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    let expected = format!(
+        " run --agent claude-code --session workspace={} --cwd-fd 9 --bundle {} --key {} -c 'cat notes.txt'",
+        env.path("work").display(),
+        bundle.display(),
+        public.display()
+    );
+    assert!(command.contains(&expected), "{command}\n{expected}");
+
+    // The agent's shell runs it: `run` decides on the same bundle.
+    let out = Command::new("bash")
+        .args(["-c", command])
+        .current_dir(env.path("work"))
+        .env("HOME", &home)
+        .env_remove("ZERO_POLICY_BUNDLE")
+        .env_remove("ZERO_POLICY_BUNDLE_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+    let log = env.log(&home);
+    assert_eq!(log[1]["front"], "run", "{log:?}");
+    assert_eq!(log[1]["bundle"], "w1");
 }

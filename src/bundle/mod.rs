@@ -14,6 +14,7 @@
 //! manifest does not list (or lists with another digest), or trailing data
 //! other than the end-of-archive blocks is a refused bundle.
 
+pub mod fetch;
 pub mod source;
 
 use std::collections::BTreeMap;
@@ -539,6 +540,19 @@ pub fn open_signed(path: &Path, key: &minisign::PublicKey) -> Result<Signed, Str
     let sig_path = signature_path(path);
     let signature = std::fs::read_to_string(&sig_path)
         .map_err(|e| format!("cannot read its signature `{}`: {e}", sig_path.display()))?;
+    check_signed(bytes, signature, key)
+}
+
+/// Verifies a bundle's bytes against its signature's text and checks the
+/// bundle, wherever both came from.
+///
+/// # Errors
+/// Why the bundle is refused.
+pub fn check_signed(
+    bytes: Vec<u8>,
+    signature: String,
+    key: &minisign::PublicKey,
+) -> Result<Signed, String> {
     let comment = verify_signature(&bytes, &signature, key)?;
     let bundle = read(&bytes)?;
     Ok(Signed {

@@ -314,6 +314,7 @@ pub async fn connect(spec: &ConnectSpec) -> Result<Box<dyn ToolClient>, McpError
                         .filter_map(|(k, v)| Some((k?, v)))
                         .collect(),
                 );
+            crate::tls::install_provider();
             let transport = StreamableHttpClientTransport::from_config(config);
             let started = tokio::time::timeout(spec.timeout, client_config().serve(transport));
             match started.await {
