@@ -703,6 +703,15 @@ pub struct RawSyslog {
     /// records are dropped and counted. Default 1024.
     #[schemars(with = "Option<usize>")]
     pub queue: Option<Spanned<usize>>,
+    /// Send over TLS (RFC 5425, as rsyslog's `imtcp` with a TLS stream
+    /// driver receives it), checking the receiver's certificate against the
+    /// system's roots and `ca`, for the host name in `address`. Default false.
+    #[schemars(with = "Option<bool>")]
+    pub tls: Option<Spanned<bool>>,
+    /// With `tls`: a PEM file of CA certificates to trust besides the
+    /// system's, for a private CA; an absolute path or one starting `~/`.
+    #[schemars(with = "Option<String>")]
+    pub ca: Option<Spanned<String>>,
 }
 
 /// How the decision log records a call's arguments.

@@ -4,6 +4,8 @@
 //! with none.
 #![expect(clippy::unwrap_used, reason = "tests")]
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -559,77 +561,6 @@ fn serve_starts_on_a_verified_bundle_and_refuses_to_start_without_one() {
 
 // ── bundles over HTTPS ────────────────────────────────────────────────────────
 
-/// A private CA and a certificate it issued for 127.0.0.1, made by the
-/// `openssl` tool: (CA certificate, server certificate, server key).
-fn certificates(env: &Env) -> (PathBuf, PathBuf, PathBuf) {
-    let (ca, ca_key) = (env.path("ca.pem"), env.path("ca.key"));
-    let (cert, key, csr) = (
-        env.path("server.pem"),
-        env.path("server.key"),
-        env.path("server.csr"),
-    );
-    let ext = env.path("server.ext");
-    std::fs::write(
-        &ext,
-        "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    let openssl = |args: &[&std::ffi::OsStr]| {
-        let out = Command::new("openssl").args(args).output().unwrap();
-        assert!(out.status.success(), "openssl {args:?}: {out:?}");
-    };
-    let s = |x: &str| std::ffi::OsString::from(x);
-    openssl(&[
-        &s("req"),
-        &s("-x509"),
-        &s("-newkey"),
-        &s("ec"),
-        &s("-pkeyopt"),
-        &s("ec_paramgen_curve:prime256v1"),
-        &s("-nodes"),
-        &s("-subj"),
-        &s("/CN=zero-policy test CA"),
-        &s("-days"),
-        &s("2"),
-        &s("-keyout"),
-        ca_key.as_os_str(),
-        &s("-out"),
-        ca.as_os_str(),
-    ]);
-    openssl(&[
-        &s("req"),
-        &s("-newkey"),
-        &s("ec"),
-        &s("-pkeyopt"),
-        &s("ec_paramgen_curve:prime256v1"),
-        &s("-nodes"),
-        &s("-subj"),
-        &s("/CN=127.0.0.1"),
-        &s("-keyout"),
-        key.as_os_str(),
-        &s("-out"),
-        csr.as_os_str(),
-    ]);
-    openssl(&[
-        &s("x509"),
-        &s("-req"),
-        &s("-in"),
-        csr.as_os_str(),
-        &s("-CA"),
-        ca.as_os_str(),
-        &s("-CAkey"),
-        ca_key.as_os_str(),
-        &s("-CAcreateserial"),
-        &s("-days"),
-        &s("2"),
-        &s("-extfile"),
-        ext.as_os_str(),
-        &s("-out"),
-        cert.as_os_str(),
-    ]);
-    (ca, cert, key)
-}
-
 /// Python's `http.server` over TLS (tests/fixtures/https/serve.py), serving
 /// `root` with ETags; its requests are logged to `log`.
 struct Server {
@@ -695,7 +626,7 @@ fn a_bundle_over_https_is_fetched_once_kept_asked_for_with_its_etag_and_refused_
     let env = Env::new("https");
     let (public, secret) = env.keygen("team");
     let (_, other_secret) = env.keygen("other");
-    let (ca, cert, key) = certificates(&env);
+    let (ca, cert, key) = common::test_certificates(&env.root);
     let served = env.path("served");
     std::fs::create_dir_all(&served).unwrap();
     let v1 = build(&env, "v1.bundle", "v1");

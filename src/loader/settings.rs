@@ -173,10 +173,38 @@ impl Builder {
                             .at(origin(file, &sys.address).location())
                             .help("give the number of records held while the receiver is down, such as 1024"),
                     );
+                } else if let Some(ca) = sys
+                    .ca
+                    .as_ref()
+                    .filter(|_| !sys.tls.as_ref().is_some_and(|t| t.value))
+                {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            "`log.syslog.ca` is given without `tls: true`".to_string(),
+                        )
+                        .at(origin(file, ca).location())
+                        .help("a CA is only used over TLS; add `tls: true`, or remove `ca`"),
+                    );
+                } else if let Some(ca) = sys
+                    .ca
+                    .as_ref()
+                    .filter(|c| !(c.value.starts_with("~/") || Path::new(&c.value).is_absolute()))
+                {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("`log.syslog.ca` `{}` is relative", ca.value),
+                        )
+                        .at(origin(file, ca).location())
+                        .help("hooks run in the agent's working folder; give an absolute path or one starting with `~/`"),
+                    );
                 } else {
                     self.settings.log_syslog = Some(crate::log::syslog::Target {
                         address: address.to_string(),
                         queue,
+                        tls: sys.tls.as_ref().is_some_and(|t| t.value),
+                        ca: sys.ca.as_ref().map(|c| c.value.clone()),
                     });
                 }
             }
