@@ -77,3 +77,40 @@ pub fn client_config(extra_ca: Option<&Path>) -> Result<Arc<rustls::ClientConfig
         .with_no_client_auth();
     Ok(Arc::new(config))
 }
+
+/// A TLS stream over a connected socket, for a synchronous writer.
+pub type Stream = rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>;
+
+/// The name a server's certificate must carry for `host` (a DNS name or an
+/// IP address; `[v6]` brackets are taken off).
+///
+/// # Errors
+/// It is neither.
+pub fn server_name(host: &str) -> Result<rustls::pki_types::ServerName<'static>, String> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    rustls::pki_types::ServerName::try_from(host.to_string())
+        .map_err(|e| format!("`{host}` is not a host name: {e}"))
+}
+
+/// Starts TLS on `socket` for `server` and finishes the handshake, so that
+/// a server whose certificate is refused fails here, before any data.
+///
+/// # Errors
+/// The handshake fails: the certificate is not trusted, or the connection
+/// breaks.
+pub fn handshake(
+    socket: std::net::TcpStream,
+    config: &Arc<rustls::ClientConfig>,
+    server: rustls::pki_types::ServerName<'static>,
+) -> Result<Stream, String> {
+    let connection = rustls::ClientConnection::new(Arc::clone(config), server)
+        .map_err(|e| format!("cannot start TLS: {e}"))?;
+    let mut stream = rustls::StreamOwned::new(connection, socket);
+    while stream.conn.is_handshaking() {
+        stream
+            .conn
+            .complete_io(&mut stream.sock)
+            .map_err(|e| format!("TLS handshake failed: {e}"))?;
+    }
+    Ok(stream)
+}

@@ -218,14 +218,39 @@ impl Builder {
                 .queue
                 .as_ref()
                 .map_or(crate::log::syslog::DEFAULT_QUEUE, |q| q.value);
-            match crate::log::otlp::endpoint(url) {
+            let ca = otlp.ca.as_ref();
+            let https = url.starts_with("https://");
+            if let Some(ca) = ca.filter(|_| !https) {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        "`log.otlp.ca` is given for an endpoint that is not `https://`".to_string(),
+                    )
+                    .at(origin(file, ca).location())
+                    .help(
+                        "a CA is only used over TLS; give an `https://` endpoint, or remove `ca`",
+                    ),
+                );
+            } else if let Some(ca) =
+                ca.filter(|c| !(c.value.starts_with("~/") || Path::new(&c.value).is_absolute()))
+            {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("`log.otlp.ca` `{}` is relative", ca.value),
+                    )
+                    .at(origin(file, ca).location())
+                    .help("hooks run in the agent's working folder; give an absolute path or one starting with `~/`"),
+                );
+            } else {
+                match crate::log::otlp::endpoint(url) {
                 Err(e) => self.diags.push(
                     Diagnostic::new(
                         Code::InvalidValue,
                         format!("`log.otlp.endpoint` {e}"),
                     )
                     .at(origin(file, &otlp.endpoint).location())
-                    .help("give the collector's logs endpoint, such as `http://127.0.0.1:4318/v1/logs`"),
+                    .help("give the collector's logs endpoint, such as `https://collector.example.com/v1/logs` or `http://127.0.0.1:4318/v1/logs`"),
                 ),
                 Ok(_) if queue == 0 => self.diags.push(
                     Diagnostic::new(Code::InvalidValue, "`log.otlp.queue` is 0".to_string())
@@ -236,8 +261,11 @@ impl Builder {
                     self.settings.log_otlp = Some(crate::log::otlp::Target {
                         endpoint: url.to_string(),
                         queue,
+                        encoding: otlp.encoding.as_ref().map(|e| e.value).unwrap_or_default(),
+                        ca: otlp.ca.as_ref().map(|c| c.value.clone()),
                     });
                 }
+            }
             }
         }
         if let Some(hooks) = &raw.hooks

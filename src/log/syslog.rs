@@ -17,7 +17,6 @@
 
 use std::io::Write;
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::Record;
@@ -47,7 +46,7 @@ pub struct Target {
 /// One connection to the receiver.
 enum Connection {
     Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+    Tls(Box<crate::tls::Stream>),
 }
 
 impl Write for Connection {
@@ -99,17 +98,9 @@ impl Syslog {
             if stream.is_none() {
                 stream = connect(&address).and_then(|s| match &tls {
                     None => Some(Connection::Plain(s)),
-                    Some((config, server)) => {
-                        let c = rustls::ClientConnection::new(Arc::clone(config), server.clone())
-                            .ok()?;
-                        let mut tls = rustls::StreamOwned::new(c, s);
-                        // Finish the handshake now, so that a receiver whose
-                        // certificate is refused fails here, not mid-batch.
-                        while tls.conn.is_handshaking() {
-                            tls.conn.complete_io(&mut tls.sock).ok()?;
-                        }
-                        Some(Connection::Tls(Box::new(tls)))
-                    }
+                    Some((config, server)) => crate::tls::handshake(s, config, server.clone())
+                        .ok()
+                        .map(|t| Connection::Tls(Box::new(t))),
                 });
             }
             let Some(s) = stream.as_mut() else {
@@ -168,13 +159,7 @@ impl Syslog {
 /// The host of `HOST:PORT` (`[v6]:PORT` too) as the name the receiver's
 /// certificate must carry.
 fn host_of(address: &str) -> Result<rustls::pki_types::ServerName<'static>, String> {
-    let host = address
-        .rsplit_once(':')
-        .map_or(address, |(h, _)| h)
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    rustls::pki_types::ServerName::try_from(host.to_string())
-        .map_err(|e| format!("`{host}` is not a host name: {e}"))
+    crate::tls::server_name(address.rsplit_once(':').map_or(address, |(h, _)| h))
 }
 
 fn connect(address: &str) -> Option<TcpStream> {
