@@ -70,6 +70,9 @@ _zero__policy() {
             zero__policy__subcmd__bundle,build)
                 cmd="zero__policy__subcmd__bundle__subcmd__build"
                 ;;
+            zero__policy__subcmd__bundle,fetch)
+                cmd="zero__policy__subcmd__bundle__subcmd__fetch"
+                ;;
             zero__policy__subcmd__bundle,help)
                 cmd="zero__policy__subcmd__bundle__subcmd__help"
                 ;;
@@ -81,6 +84,9 @@ _zero__policy() {
                 ;;
             zero__policy__subcmd__bundle__subcmd__help,build)
                 cmd="zero__policy__subcmd__bundle__subcmd__help__subcmd__build"
+                ;;
+            zero__policy__subcmd__bundle__subcmd__help,fetch)
+                cmd="zero__policy__subcmd__bundle__subcmd__help__subcmd__fetch"
                 ;;
             zero__policy__subcmd__bundle__subcmd__help,help)
                 cmd="zero__policy__subcmd__bundle__subcmd__help__subcmd__help"
@@ -145,6 +151,9 @@ _zero__policy() {
             zero__policy__subcmd__help__subcmd__bundle,build)
                 cmd="zero__policy__subcmd__help__subcmd__bundle__subcmd__build"
                 ;;
+            zero__policy__subcmd__help__subcmd__bundle,fetch)
+                cmd="zero__policy__subcmd__help__subcmd__bundle__subcmd__fetch"
+                ;;
             zero__policy__subcmd__help__subcmd__bundle,sign)
                 cmd="zero__policy__subcmd__help__subcmd__bundle__subcmd__sign"
                 ;;
@@ -201,7 +210,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__bundle)
-            opts="-h --help build sign verify help"
+            opts="-h --help build sign verify fetch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -240,8 +249,30 @@ _zero__policy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__fetch)
+            opts="-h --key --ca --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         zero__subcmd__policy__subcmd__bundle__subcmd__help)
-            opts="build sign verify help"
+            opts="build sign verify fetch help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -255,6 +286,20 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__bundle__subcmd__help__subcmd__build)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__bundle__subcmd__help__subcmd__fetch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -449,7 +494,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__help__subcmd__bundle)
-            opts="build sign verify"
+            opts="build sign verify fetch"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -463,6 +508,20 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__help__subcmd__bundle__subcmd__build)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__bundle__subcmd__fetch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -729,7 +788,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__hook)
-            opts="-h --bundle --key --help claude-code codex gemini-cli cursor copilot"
+            opts="-h --bundle --key --bundle-ca --help claude-code codex gemini-cli cursor copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -740,6 +799,10 @@ _zero__policy() {
                     return 0
                     ;;
                 --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -905,7 +968,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__run)
-            opts="-c -h --agent --session --shell --policy --ticket --cwd-fd --findings --print-envelope --help"
+            opts="-c -h --agent --session --shell --policy --ticket --cwd-fd --findings --print-envelope --bundle --key --bundle-ca --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -939,6 +1002,18 @@ _zero__policy() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -965,7 +1040,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__serve)
-            opts="-h --listen --token-env --allow-origin --bundle --key --help"
+            opts="-h --listen --token-env --allow-origin --bundle --key --bundle-ca --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -988,6 +1063,10 @@ _zero__policy() {
                     return 0
                     ;;
                 --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-ca)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

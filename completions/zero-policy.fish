@@ -75,8 +75,9 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand tools" -l connec
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand schema" -l format -d 'Output format (the schema is always JSON)' -r -f -a "json\t'JSON'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand schema" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -l bundle -d 'Take the policy from this signed bundle (its signature is `FILE.minisig`) instead; needs `--key`. A bundle that does not verify is refused and the last good one kept; with none, every call is blocked' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -l bundle -d 'Take the policy from this signed bundle instead of files: a file (its signature is `FILE.minisig`) or an `https://` URL (its signature at `URL.minisig`; fetched into the cache, then asked for again every `ZERO_POLICY_BUNDLE_POLL` seconds, default 300, in the background). Needs `--key`. A bundle that does not verify, or was signed before the one in force, is refused and the last good one kept; with none, every call is blocked' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -l key -d 'The minisign public key the bundle must be signed with: a `.pub` file, or the key itself (`RW…`)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -l bundle-ca -d 'For a bundle at an `https://` URL: a PEM file of CA certificates to trust besides the system\'s' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l user -d 'Install in the user\'s settings, under the home folder'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l project -d 'Install in this project\'s settings, under the current folder (the default)'
@@ -86,8 +87,9 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -s h -l he
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l listen -d 'Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio. A non-loopback address needs `--token-env`' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l token-env -d 'With `--listen`: the environment variable holding the bearer token every request must send (`Authorization: Bearer TOKEN`; else 401)' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l allow-origin -d 'With `--listen`: a browser origin allowed besides loopback ones (`https://app.example.com`); repeatable. Other origins get 403' -r
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l bundle -d 'Take the policy from this signed bundle (its signature is `FILE.minisig`) instead of files; needs `--key`. It is checked again when it changes: a bundle that does not verify is refused and the one in force kept. With no good bundle, the gateway does not start' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l bundle -d 'Take the policy from this signed bundle instead of files: a file (its signature is `FILE.minisig`) or an `https://` URL (its signature at `URL.minisig`; fetched into the cache, then asked for again every `ZERO_POLICY_BUNDLE_POLL` seconds, default 300, in the background). Needs `--key`. A bundle that does not verify, or was signed before the one in force, is refused and the last good one kept; with none, every call is blocked' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l key -d 'The minisign public key the bundle must be signed with: a `.pub` file, or the key itself (`RW…`)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l bundle-ca -d 'For a bundle at an `https://` URL: a PEM file of CA certificates to trust besides the system\'s' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand pin" -l format -d 'Output format' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
@@ -105,14 +107,18 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l shell -d
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l policy -d 'Policy and manifest files or folders, `:`-separated in one argument or repeated; default `$ZERO_POLICY_PATH`, else `~/.config/zero-policy/`, else the built-in default' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l ticket -d 'A ticket left by `zero-policy hook` for a call the person approved in the agent: a `prompt` is then taken as approved (a deny stays a deny). Used once' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l cwd-fd -d 'Write the folder where the script ended to this open descriptor (the hooks\' rewrite keeps the agent\'s shell there)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l bundle -d 'Take the policy from this signed bundle instead of files: a file (its signature is `FILE.minisig`) or an `https://` URL (its signature at `URL.minisig`; fetched into the cache, then asked for again every `ZERO_POLICY_BUNDLE_POLL` seconds, default 300, in the background). Needs `--key`. A bundle that does not verify, or was signed before the one in force, is refused and the last good one kept; with none, every call is blocked' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l key -d 'The minisign public key the bundle must be signed with: a `.pub` file, or the key itself (`RW…`)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l bundle-ca -d 'For a bundle at an `https://` URL: a PEM file of CA certificates to trust besides the system\'s' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l findings -d 'Trace the confined call (with strace) and report what the sandbox refused it: on stderr, and as `blocked` in the decision log line, written when it ends'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l print-envelope -d 'Decide and print the envelope as JSON instead of running the call'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -s h -l help -d 'Print help'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "build" -d 'Pack the YAML files of folders and files into one bundle (same input, same bytes)'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "sign" -d 'Sign a bundle with a minisign secret key, writing `FILE.minisig`'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify fetch help" -s h -l help -d 'Print help'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify fetch help" -f -a "build" -d 'Pack the YAML files of folders and files into one bundle (same input, same bytes)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify fetch help" -f -a "sign" -d 'Sign a bundle with a minisign secret key, writing `FILE.minisig`'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify fetch help" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify fetch help" -f -a "fetch" -d 'Fetch a bundle from an `https://` URL into the cache now, as `hook`, `run` and `serve` do on their schedule'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and not __fish_seen_subcommand_from build sign verify fetch help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from build" -s o -l output -d 'The bundle file to write' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from build" -l version -d 'The bundle\'s version; default `sha256:` and a hash of its files' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from build" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -122,9 +128,13 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fi
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from verify" -l format -d 'Output format' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from fetch" -l key -d 'The minisign public key: a `.pub` file, or the key itself (`RW…`)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from fetch" -l ca -d 'A PEM file of CA certificates to trust besides the system\'s' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from fetch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "build" -d 'Pack the YAML files of folders and files into one bundle (same input, same bytes)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "sign" -d 'Sign a bundle with a minisign secret key, writing `FILE.minisig`'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "fetch" -d 'Fetch a bundle from an `https://` URL into the cache now, as `hook`, `run` and `serve` do on their schedule'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -s h -l help -d 'Print help'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'
@@ -158,4 +168,5 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and not __
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "build" -d 'Pack the YAML files of folders and files into one bundle (same input, same bytes)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "sign" -d 'Sign a bundle with a minisign secret key, writing `FILE.minisig`'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "fetch" -d 'Fetch a bundle from an `https://` URL into the cache now, as `hook`, `run` and `serve` do on their schedule'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from log" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'

@@ -29,6 +29,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod scrub;
 pub mod testing;
+pub mod tls;
 
 pub use call::{Call, Session};
 pub use diagnostic::{Code, Diagnostic, Severity};

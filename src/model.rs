@@ -686,14 +686,33 @@ pub struct RawLog {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawOtlp {
-    /// The logs endpoint, `http://HOST:PORT/v1/logs` (plain HTTP: a local
-    /// collector).
+    /// The logs endpoint: `https://HOST[:PORT]/v1/logs`, or `http://…` for a
+    /// collector on the machine or the network's edge.
     #[schemars(with = "String")]
     pub endpoint: Spanned<String>,
     /// Records held while the collector is slow or down; past this, new
     /// records are dropped and counted. Default 1024.
     #[schemars(with = "Option<usize>")]
     pub queue: Option<Spanned<usize>>,
+    /// The payload's encoding: `json` (the default) or `protobuf`.
+    #[schemars(with = "Option<OtlpEncoding>")]
+    pub encoding: Option<Spanned<OtlpEncoding>>,
+    /// With an `https://` endpoint: a PEM file of CA certificates to trust
+    /// besides the system's, for a private CA; an absolute path or one
+    /// starting `~/`.
+    #[schemars(with = "Option<String>")]
+    pub ca: Option<Spanned<String>>,
+}
+
+/// How OTLP/HTTP payloads are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OtlpEncoding {
+    /// OTLP's JSON encoding, `application/json`.
+    #[default]
+    Json,
+    /// Binary protobuf, `application/x-protobuf`.
+    Protobuf,
 }
 
 /// A syslog receiver for decision records.
@@ -708,6 +727,15 @@ pub struct RawSyslog {
     /// records are dropped and counted. Default 1024.
     #[schemars(with = "Option<usize>")]
     pub queue: Option<Spanned<usize>>,
+    /// Send over TLS (RFC 5425, as rsyslog's `imtcp` with a TLS stream
+    /// driver receives it), checking the receiver's certificate against the
+    /// system's roots and `ca`, for the host name in `address`. Default false.
+    #[schemars(with = "Option<bool>")]
+    pub tls: Option<Spanned<bool>>,
+    /// With `tls`: a PEM file of CA certificates to trust besides the
+    /// system's, for a private CA; an absolute path or one starting `~/`.
+    #[schemars(with = "Option<String>")]
+    pub ca: Option<Spanned<String>>,
 }
 
 /// How the decision log records a call's arguments.

@@ -1,7 +1,7 @@
-//! Decision records sent as OTLP/HTTP JSON logs to a stand-in collector
-//! (tests/fixtures/otlp/collector.py, a real HTTP server) that decodes each
-//! payload with the official OpenTelemetry definitions (PyPI
-//! `opentelemetry-proto`), not with our own parser.
+//! Decision records sent as OTLP/HTTP logs, JSON or protobuf, over HTTP or
+//! HTTPS, to a stand-in collector (tests/fixtures/otlp/collector.py, a real
+//! HTTP server) that decodes each payload with the official OpenTelemetry
+//! definitions (PyPI `opentelemetry-proto`), not with our own parser.
 //!
 //! Needs `.ci/mcp-deps.sh` (the venv with `opentelemetry-proto`).
 #![expect(clippy::unwrap_used, reason = "tests")]
@@ -22,12 +22,16 @@ struct Collector {
 }
 
 impl Collector {
-    fn start(dir: &Path) -> Collector {
+    /// Over TLS with `tls`'s (certificate, key) when given.
+    fn start(dir: &Path, tls: Option<(&Path, &Path)>) -> Collector {
         let received = dir.join("received.jsonl");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/otlp/collector.py");
-        let mut child = Command::new(common::python())
-            .arg(common::require(script))
-            .arg(&received)
+        let mut command = Command::new(common::python());
+        command.arg(common::require(script)).arg(&received);
+        if let Some((cert, key)) = tls {
+            command.arg(cert).arg(key);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -79,7 +83,7 @@ fn the_collector_decodes_each_decision_with_its_rules_at_file_and_line() {
     let dir = std::env::temp_dir().join(format!("zp-otlp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let collector = Collector::start(&dir);
+    let collector = Collector::start(&dir, None);
     let endpoint = format!("http://127.0.0.1:{}/v1/logs", collector.port);
     let out = hook(&dir, &endpoint, "rm -rf /");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -138,12 +142,82 @@ fn the_collector_decodes_each_decision_with_its_rules_at_file_and_line() {
 }
 
 #[test]
-fn an_https_endpoint_is_a_load_error_and_the_hook_fails_closed() {
-    let dir = std::env::temp_dir().join(format!("zp-otlp-https-{}", std::process::id()));
+fn protobuf_over_https_reaches_the_collector_and_decodes_with_the_official_definitions() {
+    let dir = std::env::temp_dir().join(format!("zp-otlp-pb-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let out = hook(&dir, "https://collector.example/v1/logs", "git status");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ca, cert, key) = common::test_certificates(&dir);
+    let collector = Collector::start(&dir, Some((&cert, &key)));
+    let settings = |ca: &Path| {
+        format!(
+            "    otlp:\n      endpoint: \"https://127.0.0.1:{}/v1/logs\"\n      encoding: protobuf\n      ca: \"{}\"\n",
+            collector.port,
+            ca.display()
+        )
+    };
+    let out = common::claude_bash_hook(&dir, &settings(&ca), "rm -rf /");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let got = collector.wait_for(1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let deny = &got[0];
+    assert_eq!(deny["encoding"], "application/x-protobuf");
+    assert_eq!(deny["severity_number"], 13);
+    assert_eq!(deny["severity_text"], "WARN");
+    assert_eq!(deny["scope"], "zero-policy");
+    assert_eq!(deny["resource"]["service.name"], "zero-policy");
+    assert_eq!(deny["attributes"]["zero_policy.decision"], "deny");
+    let local =
+        std::fs::read_to_string(dir.join("home/.local/state/zero-policy/decisions.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(local.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(deny["body"].as_str().unwrap()).unwrap(),
+        first
+    );
+    let rules = deny["attributes"]["zero_policy.rules"].as_array().unwrap();
+    assert_eq!(rules.len(), first["rules"].as_array().unwrap().len());
+    assert!(
+        rules[0].as_str().unwrap().contains("@policies/")
+            || rules[0].as_str().unwrap().contains("/policies/"),
+        "{rules:?}"
+    );
+
+    // Trusting another CA: nothing reaches the collector; the answer stands.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let (other_ca, _, _) = common::test_certificates(&other);
+    let out = common::claude_bash_hook(&dir, &settings(&other_ca), "rm -rf /");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("it is in the local log only"),
+        "{out:?}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(collector.wait_for(1).len(), 1);
+    drop(collector);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_endpoint_that_is_not_http_and_a_relative_ca_are_load_errors_and_the_hook_fails_closed() {
+    let dir = std::env::temp_dir().join(format!("zp-otlp-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = hook(&dir, "ftp://collector.example/v1/logs", "git status");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("only `http://` is supported"), "{stderr}");
+    assert!(
+        stderr.contains("is not an `https://` or `http://` URL"),
+        "{stderr}"
+    );
+    let out = common::claude_bash_hook(
+        &dir,
+        "    otlp:\n      endpoint: \"https://collector.example/v1/logs\"\n      ca: \"ca.pem\"\n",
+        "git status",
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`log.otlp.ca` `ca.pem` is relative"),
+        "{out:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

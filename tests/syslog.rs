@@ -17,7 +17,9 @@ struct Rsyslog {
 }
 
 impl Rsyslog {
-    fn start(dir: &Path) -> Rsyslog {
+    /// Listens on a free loopback port; over TLS (rsyslog's `ossl` stream
+    /// driver) with `tls`'s (CA, certificate, key).
+    fn start(dir: &Path, tls: Option<&(PathBuf, PathBuf, PathBuf)>) -> Rsyslog {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -27,11 +29,24 @@ impl Rsyslog {
         std::fs::create_dir_all(&work).unwrap();
         let received = dir.join("received.log");
         let conf = dir.join("rsyslog.conf");
+        let (global, module) = match tls {
+            None => (String::new(), String::new()),
+            Some((ca, cert, key)) => (
+                format!(
+                    r#" defaultNetstreamDriverCAFile="{}" defaultNetstreamDriverCertFile="{}" defaultNetstreamDriverKeyFile="{}""#,
+                    ca.display(),
+                    cert.display(),
+                    key.display()
+                ),
+                r#" streamDriver.name="ossl" streamDriver.mode="1" streamDriver.authMode="anon""#
+                    .to_string(),
+            ),
+        };
         std::fs::write(
             &conf,
             format!(
-                r#"global(workDirectory="{work}")
-module(load="imtcp")
+                r#"global(workDirectory="{work}"{global})
+module(load="imtcp"{module})
 template(name="raw" type="string" string="%rawmsg%\n")
 ruleset(name="zp") {{
   action(type="omfile" file="{received}" template="raw" flushOnTXEnd="on" asyncWriting="off")
@@ -108,7 +123,7 @@ fn hook(dir: &Path, address: &str, command: &str) -> Output {
 #[test]
 fn rsyslog_receives_each_decision_with_its_rules_at_file_and_line() {
     let d = dir("rsyslog");
-    let rsyslog = Rsyslog::start(&d);
+    let rsyslog = Rsyslog::start(&d, None);
     let address = format!("127.0.0.1:{}", rsyslog.port);
     let out = hook(&d, &address, "rm -rf /");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -155,6 +170,61 @@ fn rsyslog_receives_each_decision_with_its_rules_at_file_and_line() {
     // The allow: informational (13*8+6).
     assert!(lines[1].starts_with("<110>1 "), "{}", lines[1]);
     assert!(lines[1].contains(r#"decision="allow""#), "{}", lines[1]);
+    drop(rsyslog);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn rsyslog_receives_decisions_over_tls_and_a_receiver_with_an_untrusted_certificate_gets_none() {
+    let d = dir("tls");
+    let certs = common::test_certificates(&d);
+    let rsyslog = Rsyslog::start(&d, Some(&certs));
+    let address = format!("127.0.0.1:{}", rsyslog.port);
+    let settings = |ca: &Path| {
+        format!(
+            "    syslog:\n      address: \"{address}\"\n      tls: true\n      ca: \"{}\"\n",
+            ca.display()
+        )
+    };
+    let out = common::claude_bash_hook(&d, &settings(&certs.0), "rm -rf /");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let received = rsyslog.wait_for(1);
+    assert!(received.starts_with("<108>1 "), "{received}");
+    assert!(received.contains(r#"decision="deny""#), "{received}");
+
+    // Trusting another CA: the receiver is refused, so the record is only in
+    // the local log, and the answer is the same.
+    let other = d.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let (other_ca, _, _) = common::test_certificates(&other);
+    let out = common::claude_bash_hook(&d, &settings(&other_ca), "rm -rf /");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("it is in the local log only"),
+        "{out:?}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(rsyslog.wait_for(1).lines().count(), 1);
+    let local =
+        std::fs::read_to_string(d.join("home/.local/state/zero-policy/decisions.jsonl")).unwrap();
+    assert_eq!(local.lines().count(), 2);
+
+    // A relative CA path is a load error at its place: the hook blocks.
+    let out = common::claude_bash_hook(
+        &d,
+        &format!(
+            "    syslog:\n      address: \"{address}\"\n      tls: true\n      ca: \"ca.pem\"\n"
+        ),
+        "git status",
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`log.syslog.ca` `ca.pem` is relative"),
+        "{out:?}"
+    );
     drop(rsyslog);
     let _ = std::fs::remove_dir_all(&d);
 }

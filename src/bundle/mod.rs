@@ -14,6 +14,7 @@
 //! manifest does not list (or lists with another digest), or trailing data
 //! other than the end-of-archive blocks is a refused bundle.
 
+pub mod fetch;
 pub mod source;
 
 use std::collections::BTreeMap;
@@ -514,6 +515,20 @@ pub struct Signed {
     pub bytes: Vec<u8>,
     /// The `.minisig` text.
     pub signature: String,
+    /// When the signature says it was made ([`signed_at`]), if it says.
+    pub signed_at: Option<u64>,
+}
+
+/// When a signature says it was made: the seconds since 1970 of
+/// `timestamp:SECONDS` in its trusted comment, which `bundle sign` and the
+/// `minisign` tool both write. The trusted comment is covered by the
+/// signature, so the time is the signer's word.
+#[must_use]
+pub fn signed_at(trusted_comment: &str) -> Option<u64> {
+    trusted_comment
+        .split(|c: char| c.is_whitespace())
+        .find_map(|w| w.strip_prefix("timestamp:"))
+        .and_then(|n| n.parse().ok())
 }
 
 /// As [`open`], keeping the bytes that were verified.
@@ -525,12 +540,26 @@ pub fn open_signed(path: &Path, key: &minisign::PublicKey) -> Result<Signed, Str
     let sig_path = signature_path(path);
     let signature = std::fs::read_to_string(&sig_path)
         .map_err(|e| format!("cannot read its signature `{}`: {e}", sig_path.display()))?;
-    verify_signature(&bytes, &signature, key)?;
+    check_signed(bytes, signature, key)
+}
+
+/// Verifies a bundle's bytes against its signature's text and checks the
+/// bundle, wherever both came from.
+///
+/// # Errors
+/// Why the bundle is refused.
+pub fn check_signed(
+    bytes: Vec<u8>,
+    signature: String,
+    key: &minisign::PublicKey,
+) -> Result<Signed, String> {
+    let comment = verify_signature(&bytes, &signature, key)?;
     let bundle = read(&bytes)?;
     Ok(Signed {
         bundle,
         bytes,
         signature,
+        signed_at: signed_at(&comment),
     })
 }
 
@@ -605,6 +634,20 @@ mod tests {
             }
         }
         assert!(refused > good.len() / 7 / 3, "{refused}");
+    }
+
+    #[test]
+    fn the_signing_time_is_read_from_either_tools_trusted_comment() {
+        assert_eq!(
+            signed_at("zero-policy bundle v1 timestamp:1764900000"),
+            Some(1_764_900_000)
+        );
+        assert_eq!(
+            signed_at("timestamp:1764900000\tfile:team.bundle\thashed"),
+            Some(1_764_900_000)
+        );
+        assert_eq!(signed_at("zero-policy bundle v1"), None);
+        assert_eq!(signed_at("timestamp:soon"), None);
     }
 
     #[test]

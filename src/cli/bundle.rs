@@ -13,7 +13,8 @@ const EXAMPLES: &str = r#"Examples:
   zero-policy bundle sign team.bundle --key ~/.minisign/team.key      # writes team.bundle.minisig
   minisign -Sm team.bundle -s ~/.minisign/team.key                    # the same, with minisign
   zero-policy bundle verify team.bundle --key team.pub
-  zero-policy hook claude-code --bundle /etc/zero-policy/team.bundle --key /etc/zero-policy/team.pub"#;
+  zero-policy hook claude-code --bundle /etc/zero-policy/team.bundle --key /etc/zero-policy/team.pub
+  zero-policy bundle fetch https://policy.example.com/team.bundle --key /etc/zero-policy/team.pub"#;
 
 /// Build, sign and verify policy bundles.
 #[derive(Debug, clap::Args)]
@@ -43,6 +44,31 @@ pub enum BundleCommand {
     ///
     /// Exit 0 good, 1 refused (signature, digest or format), 2 could not read.
     Verify(VerifyArgs),
+    /// Fetch a bundle from an `https://` URL into the cache now, as `hook`,
+    /// `run` and `serve` do on their schedule.
+    ///
+    /// Asks with the `ETag` of the copy held; a new bundle must verify with
+    /// the key and not be signed before the copy, else the copy stays in
+    /// force. `hook` and `run` start this in the background when the copy is
+    /// older than `ZERO_POLICY_BUNDLE_POLL` seconds (default 300); run it
+    /// from cron or at boot to fetch ahead. Exit 0 fetched or unchanged, 1
+    /// refused or unreachable (the reason is kept and noted in each decision's
+    /// log line until a fetch succeeds), 2 could not run.
+    Fetch(FetchArgs),
+}
+
+/// `bundle fetch`.
+#[derive(Debug, clap::Args)]
+pub struct FetchArgs {
+    /// The bundle's `https://` URL; its signature is at `URL.minisig`.
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The minisign public key: a `.pub` file, or the key itself (`RW…`).
+    #[arg(long, value_name = "PUBKEY", env = "ZERO_POLICY_BUNDLE_KEY")]
+    pub key: String,
+    /// A PEM file of CA certificates to trust besides the system's.
+    #[arg(long, value_name = "PEM", env = "ZERO_POLICY_BUNDLE_CA")]
+    pub ca: Option<PathBuf>,
 }
 
 /// `bundle build`.
@@ -91,6 +117,43 @@ pub fn run(args: &Args) -> u8 {
         BundleCommand::Build(a) => build(a),
         BundleCommand::Sign(a) => sign(a),
         BundleCommand::Verify(a) => verify(a),
+        BundleCommand::Fetch(a) => fetch(a),
+    }
+}
+
+fn fetch(args: &FetchArgs) -> u8 {
+    let mut source = bundle::source::BundleSource::new(PathBuf::from(&args.url), args.key.clone());
+    source.ca.clone_from(&args.ca);
+    if !args.url.starts_with("https://") {
+        output::error(&format!(
+            "`{}` is not an https:// URL; a bundle is fetched over https only",
+            args.url
+        ));
+        return EXIT_ERROR;
+    }
+    if let Err(e) = bundle::public_key(&args.key) {
+        output::error(&e);
+        return EXIT_ERROR;
+    }
+    let Some(root) = bundle::source::cache_root() else {
+        output::error(
+            "no cache folder to fetch into (set HOME, XDG_CACHE_HOME or ZERO_POLICY_CACHE)",
+        );
+        return EXIT_ERROR;
+    };
+    match source.refresh(&root) {
+        Ok(bundle::source::Refreshed::New(v)) => {
+            output::stdout(&format!("fetched bundle `{v}`; it is in force\n"));
+            EXIT_OK
+        }
+        Ok(bundle::source::Refreshed::Unchanged(v)) => {
+            output::stdout(&format!("bundle `{v}` is current\n"));
+            EXIT_OK
+        }
+        Err(e) => {
+            output::error(&e);
+            EXIT_FAIL
+        }
     }
 }
 
@@ -163,7 +226,12 @@ fn sign(args: &SignArgs) -> u8 {
         }
     };
     let password = std::env::var("ZERO_POLICY_KEY_PASSWORD").ok();
-    let comment = format!("zero-policy bundle {}", packed.version());
+    // The time orders bundles: a machine refuses one signed before the
+    // bundle it already took (a replay), see `bundle::source`.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let comment = format!("zero-policy bundle {} timestamp:{now}", packed.version());
     let signature = match bundle::sign(&bytes, &args.key, password, &comment) {
         Ok(s) => s,
         Err(e) => {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::cli::Source;
+use crate::hooks::confine::RunPolicy;
 use crate::hooks::{self, Agent, Decided};
 use crate::log;
 use crate::output;
@@ -38,33 +39,17 @@ pub struct Args {
     /// else `~/.config/zero-policy/`, else the built-in default.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Take the policy from this signed bundle (its signature is
-    /// `FILE.minisig`) instead; needs `--key`. A bundle that does not verify
-    /// is refused and the last good one kept; with none, every call is
-    /// blocked.
-    #[arg(long, value_name = "FILE", env = "ZERO_POLICY_BUNDLE")]
-    pub bundle: Option<PathBuf>,
-    /// The minisign public key the bundle must be signed with: a `.pub`
-    /// file, or the key itself (`RW…`).
-    #[arg(long, value_name = "PUBKEY", env = "ZERO_POLICY_BUNDLE_KEY")]
-    pub key: Option<String>,
+    /// The signed bundle to take the policy from, instead of files.
+    #[command(flatten)]
+    pub bundle: crate::cli::BundleArgs,
 }
 
 /// The bundle to take the policy from, if `--bundle` (or its variable) is
 /// given: verified, or the last good one, with a note; an error blocks.
 fn bundle_source(args: &Args) -> Option<Result<(Source, crate::bundle::source::Resolved), String>> {
-    let location = args.bundle.clone().filter(|b| !b.as_os_str().is_empty())?;
+    let src = args.bundle.source(!args.paths.is_empty())?;
     Some((|| {
-        if !args.paths.is_empty() {
-            return Err("both `--bundle` and policy paths are given; give one".to_string());
-        }
-        let Some(key) = args.key.clone().filter(|k| !k.trim().is_empty()) else {
-            return Err(format!(
-                "the bundle `{}` has no key to verify it with; give `--key` or ZERO_POLICY_BUNDLE_KEY",
-                location.display()
-            ));
-        };
-        let src = crate::bundle::source::BundleSource { location, key };
+        let src = src?;
         let resolved = src.resolve(crate::bundle::source::cache_root().as_deref())?;
         Ok((
             Source::Bundle {
@@ -158,19 +143,55 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
             None,
         ),
         Some(Ok((source, resolved))) => (source, Some(resolved)),
-        Some(Err(why)) => return hooks::decide(args.agent, input, Err(why), Some(None), started),
+        Some(Err(why)) => {
+            return hooks::decide(
+                args.agent,
+                input,
+                Err(why),
+                Some(RunPolicy::Builtin),
+                started,
+            );
+        }
     };
-    let hook_policy: Option<Option<String>> = match &source {
+    let paths: Option<String> = match &source {
         Source::Paths(p) => std::env::join_paths(
             p.iter()
                 .map(|x| std::path::absolute(x).unwrap_or_else(|_| x.clone())),
         )
         .ok()
-        .and_then(|s| s.into_string().ok())
-        .map(Some),
-        Source::Builtin => Some(None),
-        // `run` reads no bundle: a rewritten call would be decided by another policy.
-        Source::Bundle { .. } => None,
+        .and_then(|s| s.into_string().ok()),
+        Source::Builtin | Source::Bundle { .. } => None,
+    };
+    // A rewritten call's `run` reads the policy from where this hook did:
+    // the same files, the built-in default, or the same bundle and key,
+    // named so that they read the same from the agent's shell's folder.
+    let absolute = |p: &PathBuf| {
+        if p.to_str().is_some_and(|s| s.contains("://")) {
+            p.clone()
+        } else {
+            std::path::absolute(p).unwrap_or_else(|_| p.clone())
+        }
+    };
+    let location = args.bundle.bundle.as_ref().map(absolute);
+    let key = args.bundle.key.as_ref().map(|k| {
+        if std::path::Path::new(k).is_file() {
+            absolute(&PathBuf::from(k)).display().to_string()
+        } else {
+            k.clone()
+        }
+    });
+    let ca = args.bundle.bundle_ca.as_ref().map(absolute);
+    let hook_policy: Option<RunPolicy<'_>> = match &source {
+        Source::Paths(_) => paths.as_deref().map(RunPolicy::Paths),
+        Source::Builtin => Some(RunPolicy::Builtin),
+        Source::Bundle { .. } => match (&location, &key) {
+            (Some(location), Some(key)) => Some(RunPolicy::Bundle {
+                location: location.as_path(),
+                key: key.as_str(),
+                ca: ca.as_deref(),
+            }),
+            _ => None,
+        },
     };
     let mut decided = match load(&source, args.agent.as_str()) {
         Ok((policy, registry)) => {
@@ -178,7 +199,7 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
                 args.agent,
                 input,
                 Ok((&policy, &registry)),
-                hook_policy.as_ref().map(Option::as_deref),
+                hook_policy,
                 started,
             );
             // The process ends after this one call: freeing the policy's many
@@ -186,7 +207,13 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
             std::mem::forget((policy, registry));
             decided
         }
-        Err(why) => hooks::decide(args.agent, input, Err(why), Some(None), started),
+        Err(why) => hooks::decide(
+            args.agent,
+            input,
+            Err(why),
+            Some(RunPolicy::Builtin),
+            started,
+        ),
     };
     if let Some(resolved) = bundle {
         decided.record.bundle = Some(resolved.bundle.version().to_string());

@@ -231,6 +231,54 @@ pub struct Paths {
     pub paths: Vec<PathBuf>,
 }
 
+/// Where a signed policy bundle comes from (`hook`, `serve`, `run`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BundleArgs {
+    /// Take the policy from this signed bundle instead of files: a file (its
+    /// signature is `FILE.minisig`) or an `https://` URL (its signature at
+    /// `URL.minisig`; fetched into the cache, then asked for again every
+    /// `ZERO_POLICY_BUNDLE_POLL` seconds, default 300, in the background).
+    /// Needs `--key`. A bundle that does not verify, or was signed before the
+    /// one in force, is refused and the last good one kept; with none, every
+    /// call is blocked.
+    #[arg(long, value_name = "FILE|URL", env = "ZERO_POLICY_BUNDLE")]
+    pub bundle: Option<PathBuf>,
+    /// The minisign public key the bundle must be signed with: a `.pub`
+    /// file, or the key itself (`RW…`).
+    #[arg(long, value_name = "PUBKEY", env = "ZERO_POLICY_BUNDLE_KEY")]
+    pub key: Option<String>,
+    /// For a bundle at an `https://` URL: a PEM file of CA certificates to
+    /// trust besides the system's.
+    #[arg(long, value_name = "PEM", env = "ZERO_POLICY_BUNDLE_CA")]
+    pub bundle_ca: Option<PathBuf>,
+}
+
+impl BundleArgs {
+    /// The bundle these name, if any; an error when policy paths are given
+    /// too (`paths_given`) or the key is missing.
+    #[must_use]
+    pub fn source(
+        &self,
+        paths_given: bool,
+    ) -> Option<Result<crate::bundle::source::BundleSource, String>> {
+        let location = self.bundle.clone().filter(|b| !b.as_os_str().is_empty())?;
+        if paths_given {
+            return Some(Err(
+                "both `--bundle` and policy paths are given; give one".into()
+            ));
+        }
+        let Some(key) = self.key.clone().filter(|k| !k.trim().is_empty()) else {
+            return Some(Err(format!(
+                "the bundle `{}` has no key to verify it with; give `--key` or ZERO_POLICY_BUNDLE_KEY",
+                location.display()
+            )));
+        };
+        let mut source = crate::bundle::source::BundleSource::new(location, key);
+        source.ca = self.bundle_ca.clone().filter(|c| !c.as_os_str().is_empty());
+        Some(Ok(source))
+    }
+}
+
 /// Where a command's files come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {

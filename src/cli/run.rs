@@ -6,6 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::bundle::source::Resolved;
 use crate::call::{Call, Session};
 use crate::cli::Source;
 use crate::model::{Decision, Unconfined};
@@ -66,6 +67,9 @@ pub struct Args {
     /// Decide and print the envelope as JSON instead of running the call.
     #[arg(long)]
     pub print_envelope: bool,
+    /// The signed bundle to take the policy from, instead of `--policy`.
+    #[command(flatten)]
+    pub bundle: crate::cli::BundleArgs,
     /// The program and its arguments, after `--`.
     #[arg(last = true, value_name = "PROGRAM")]
     pub program: Vec<String>,
@@ -87,18 +91,37 @@ fn script_of(args: &Args) -> Result<String, String> {
         .join(" "))
 }
 
-fn source(args: &Args) -> Source {
+/// Where the policy comes from: a bundle (verified, or the last good one),
+/// else the paths given, the environment's, or the built-in default.
+fn source(args: &Args) -> Result<(Source, Option<Resolved>), String> {
     let paths: Vec<PathBuf> = args
         .policy
         .iter()
         .flat_map(|p| std::env::split_paths(p).collect::<Vec<_>>())
         .filter(|p| !p.as_os_str().is_empty())
         .collect();
-    crate::cli::hook::source(
-        &paths,
-        std::env::var_os("ZERO_POLICY_PATH"),
-        crate::log::home(),
-    )
+    if let Some(bundle) = args.bundle.source(!paths.is_empty()) {
+        let bundle = bundle?;
+        let resolved = bundle.resolve(crate::bundle::source::cache_root().as_deref())?;
+        if let Some(note) = &resolved.note {
+            crate::output::stderr(&format!("zero-policy: {note}\n"));
+        }
+        return Ok((
+            Source::Bundle {
+                bundle: Box::new(resolved.bundle.clone()),
+                places: bundle.places(),
+            },
+            Some(resolved),
+        ));
+    }
+    Ok((
+        crate::cli::hook::source(
+            &paths,
+            std::env::var_os("ZERO_POLICY_PATH"),
+            crate::log::home(),
+        ),
+        None,
+    ))
 }
 
 fn load(source: &Source) -> Result<(Policy, Registry), String> {
@@ -150,7 +173,10 @@ pub fn run(args: &Args) -> u8 {
         }
     }
     let support = sandbox::probe();
-    let source = source(args);
+    let (source, bundle) = match source(args) {
+        Ok(x) => x,
+        Err(e) => return fail(EXIT_DENIED, &format!("the call is refused: {e}")),
+    };
     let (policy, registry) = match load(&source) {
         Ok(x) => x,
         Err(e) => return fail(EXIT_DENIED, &format!("the call is refused: {e}")),
@@ -181,7 +207,14 @@ pub fn run(args: &Args) -> u8 {
         };
     }
     if !(args.findings && decision == Decision::Allow) {
-        log(&policy, &registry, &call, &ev, decision, started, &[]);
+        log(
+            (&policy, &registry, bundle.as_ref()),
+            &call,
+            &ev,
+            decision,
+            started,
+            &[],
+        );
     }
     match decision {
         Decision::Allow => {}
@@ -287,7 +320,14 @@ pub fn run(args: &Args) -> u8 {
     for b in &blocked {
         crate::output::stderr(&format!("zero-policy: blocked: {b}\n"));
     }
-    log(&policy, &registry, &call, &ev, decision, started, &blocked);
+    log(
+        (&policy, &registry, bundle.as_ref()),
+        &call,
+        &ev,
+        decision,
+        started,
+        &blocked,
+    );
     code
 }
 
@@ -358,9 +398,10 @@ fn ask(reason: &str) -> Decision {
     }
 }
 
+/// Appends the call's decision log line; `from` is the policy, its registry
+/// and the bundle it came from, if any.
 fn log(
-    policy: &Policy,
-    registry: &Registry,
+    (policy, registry, bundle): (&Policy, &Registry, Option<&Resolved>),
     call: &Call,
     ev: &crate::Evaluation,
     answer: Decision,
@@ -392,6 +433,8 @@ fn log(
         args: (settings.log_args == crate::model::LogArgs::Scrubbed).then_some(args),
         blocked: blocked.to_vec(),
         rules: crate::log::RuleAt::of(&ev.matched),
+        bundle: bundle.map(|b| b.bundle.version().to_string()),
+        note: bundle.and_then(|b| b.note.clone()),
         ..crate::log::Record::default()
     };
     if let Err(e) = crate::log::append(&path, &record.line()) {

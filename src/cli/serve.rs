@@ -1,10 +1,9 @@
 //! `zero-policy serve`: the MCP gateway (SPEC §8), in front of the manifests' servers.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 use crate::bundle::source::BundleSource;
-use crate::cli::{EXIT_ERROR, EXIT_OK, Paths, Source};
+use crate::cli::{BundleArgs, EXIT_ERROR, EXIT_OK, Paths, Source};
 use crate::gateway::{self, Gateway, PolicySource, Transport, http::HttpOptions};
 use crate::output;
 
@@ -33,16 +32,11 @@ pub struct Args {
     /// (`https://app.example.com`); repeatable. Other origins get 403.
     #[arg(long, value_name = "ORIGIN", requires = "listen")]
     pub allow_origin: Vec<String>,
-    /// Take the policy from this signed bundle (its signature is
-    /// `FILE.minisig`) instead of files; needs `--key`. It is checked again
-    /// when it changes: a bundle that does not verify is refused and the one
-    /// in force kept. With no good bundle, the gateway does not start.
-    #[arg(long, value_name = "FILE", env = "ZERO_POLICY_BUNDLE")]
-    pub bundle: Option<PathBuf>,
-    /// The minisign public key the bundle must be signed with: a `.pub`
-    /// file, or the key itself (`RW…`).
-    #[arg(long, value_name = "PUBKEY", env = "ZERO_POLICY_BUNDLE_KEY")]
-    pub key: Option<String>,
+    /// The signed bundle to take the policy from. It is checked again when it
+    /// changes (a file) or is fetched again (a URL); with no good bundle, the
+    /// gateway does not start.
+    #[command(flatten)]
+    pub bundle: BundleArgs,
     /// The files to read.
     #[command(flatten)]
     pub paths: Paths,
@@ -57,19 +51,14 @@ pub fn policy_source(paths: &Paths) -> PolicySource {
     }
 }
 
-/// The bundle source `--bundle`/`--key` name, if any.
+/// The bundle source `--bundle`/`--key` name, if any. `serve` polls a
+/// bundle at a URL itself rather than in a process of its own.
 fn bundle_source(args: &Args) -> Option<Result<BundleSource, String>> {
-    let location = args.bundle.clone().filter(|b| !b.as_os_str().is_empty())?;
-    Some(if !args.paths.paths.is_empty() {
-        Err("both `--bundle` and policy paths are given; give one".into())
-    } else {
-        match args.key.clone().filter(|k| !k.trim().is_empty()) {
-            Some(key) => Ok(BundleSource { location, key }),
-            None => Err(format!(
-                "the bundle `{}` has no key to verify it with; give `--key` or ZERO_POLICY_BUNDLE_KEY",
-                location.display()
-            )),
-        }
+    args.bundle.source(!args.paths.paths.is_empty()).map(|r| {
+        r.map(|mut b| {
+            b.background_fetch = false;
+            b
+        })
     })
 }
 

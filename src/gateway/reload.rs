@@ -69,10 +69,10 @@ fn fingerprint(paths: &[PathBuf], lock: &Path) -> Fingerprint {
 pub fn spawn(gateway: &Arc<Gateway>) {
     let paths = match gateway.source.clone() {
         PolicySource::Paths(paths) => paths,
-        PolicySource::Bundle(b) => vec![
-            b.location.clone(),
-            crate::bundle::signature_path(&b.location),
-        ],
+        PolicySource::Bundle(b) => {
+            poll_url(gateway, &b);
+            b.watched()
+        }
         PolicySource::Builtin => return,
     };
     let lock = gateway.source.lock_path();
@@ -90,6 +90,32 @@ pub fn spawn(gateway: &Arc<Gateway>) {
             }
             seen = now;
             reload(&gateway).await;
+        }
+    });
+}
+
+/// For a bundle at a URL, fetches it again every poll interval into the
+/// cache, whose files [`spawn`] watches: a new bundle that verifies is then
+/// reloaded like a changed file. A failed fetch is noted, and the bundle in
+/// force stays.
+fn poll_url(gateway: &Arc<Gateway>, bundle: &crate::bundle::source::BundleSource) {
+    let (Some(_), Some(root)) = (bundle.url(), crate::bundle::source::cache_root()) else {
+        return;
+    };
+    let gateway = Arc::clone(gateway);
+    let bundle = bundle.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(bundle.poll) => {}
+                () = gateway.shutdown.cancelled() => return,
+            }
+            let (b, r) = (bundle.clone(), root.clone());
+            match tokio::task::spawn_blocking(move || b.refresh(&r)).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(why)) => gateway.note(&format!("kept the bundle in force: {why}")),
+                Err(e) => gateway.note(&format!("kept the bundle in force: the fetch failed: {e}")),
+            }
         }
     });
 }

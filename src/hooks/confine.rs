@@ -39,6 +39,25 @@ pub fn shell_key(registry: &Registry, tool: &str) -> Option<String> {
         .then(|| key.to_string())
 }
 
+/// Where the `zero-policy run` of a rewritten call reads its policy: the
+/// place the hook read it from, so that both decide by one policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPolicy<'a> {
+    /// The built-in default.
+    Builtin,
+    /// Files and folders, `:`-separated.
+    Paths(&'a str),
+    /// A signed bundle, a file or an `https://` URL, with its key and CA.
+    Bundle {
+        /// The bundle's file or URL.
+        location: &'a Path,
+        /// The minisign public key.
+        key: &'a str,
+        /// A CA file for a bundle at a URL.
+        ca: Option<&'a Path>,
+    },
+}
+
 /// The rewritten command: `run` decides and confines `script`, then the
 /// agent's shell moves to where the script ended (read from `cwd_file`, see
 /// [`cwd_file`]) and returns its status.
@@ -52,7 +71,7 @@ pub fn command_line(
     exe: &Path,
     agent: &str,
     workspace: &str,
-    policy: Option<&str>,
+    policy: RunPolicy<'_>,
     ticket: Option<&str>,
     cwd_file: &Path,
     script: &str,
@@ -64,8 +83,16 @@ pub fn command_line(
         q(agent),
         q(&format!("workspace={workspace}"))
     );
-    if let Some(p) = policy {
-        run.push_str(&format!(" --policy {}", q(p)));
+    let path = |p: &Path| q(&p.display().to_string());
+    match policy {
+        RunPolicy::Builtin => {}
+        RunPolicy::Paths(p) => run.push_str(&format!(" --policy {}", q(p))),
+        RunPolicy::Bundle { location, key, ca } => {
+            run.push_str(&format!(" --bundle {} --key {}", path(location), q(key)));
+            if let Some(ca) = ca {
+                run.push_str(&format!(" --bundle-ca {}", path(ca)));
+            }
+        }
     }
     if let Some(t) = ticket {
         run.push_str(&format!(" --ticket {}", q(t)));

@@ -503,16 +503,14 @@ pub struct Decided {
 /// blocking form. Every text in the answer and the record has been through
 /// the scrubber (the policy's, or the built-in one when none loaded).
 /// `hook_policy` is where the policy was read from, for the `zero-policy run`
-/// a rewritten shell call goes through: `Some(None)` for the built-in default,
-/// `Some(Some(paths))` for files (`:`-separated), `None` where `run` cannot
-/// read the same policy (a bundle): then no call is rewritten or decided as
-/// confined.
+/// a rewritten shell call goes through; `None` where `run` cannot read the
+/// same policy: then no call is rewritten or decided as confined.
 #[must_use]
 pub fn decide(
     agent: Agent,
     input: Result<Vec<u8>, String>,
     loaded: Result<(&Policy, &Registry), String>,
-    hook_policy: Option<Option<&str>>,
+    hook_policy: Option<confine::RunPolicy<'_>>,
     started: Instant,
 ) -> Decided {
     let parsed = input.and_then(|bytes| agent.parse(&bytes));
@@ -578,7 +576,13 @@ pub fn decide(
     let text = message(&reason, scrubber);
     let answer = match (&key, verdict) {
         (Some(key), Verdict::Allow | Verdict::Ask) => {
-            match rewrite(agent, &call, key, verdict, hook_policy.flatten()) {
+            match rewrite(
+                agent,
+                &call,
+                key,
+                verdict,
+                hook_policy.unwrap_or(confine::RunPolicy::Builtin),
+            ) {
                 Ok(updated) => agent.answer_rewritten(verdict, &text, &updated),
                 Err(why) => {
                     let why = format!("cannot run the call confined: {why}");
@@ -640,7 +644,7 @@ fn rewrite(
     call: &Call,
     key: &str,
     verdict: Verdict,
-    policy: Option<&str>,
+    policy: confine::RunPolicy<'_>,
 ) -> Result<Value, String> {
     let script = call
         .args

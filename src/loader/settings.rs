@@ -196,10 +196,38 @@ impl Builder {
                             .at(origin(file, &sys.address).location())
                             .help("give the number of records held while the receiver is down, such as 1024"),
                     );
+                } else if let Some(ca) = sys
+                    .ca
+                    .as_ref()
+                    .filter(|_| !sys.tls.as_ref().is_some_and(|t| t.value))
+                {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            "`log.syslog.ca` is given without `tls: true`".to_string(),
+                        )
+                        .at(origin(file, ca).location())
+                        .help("a CA is only used over TLS; add `tls: true`, or remove `ca`"),
+                    );
+                } else if let Some(ca) = sys
+                    .ca
+                    .as_ref()
+                    .filter(|c| !(c.value.starts_with("~/") || Path::new(&c.value).is_absolute()))
+                {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!("`log.syslog.ca` `{}` is relative", ca.value),
+                        )
+                        .at(origin(file, ca).location())
+                        .help("hooks run in the agent's working folder; give an absolute path or one starting with `~/`"),
+                    );
                 } else {
                     self.settings.log_syslog = Some(crate::log::syslog::Target {
                         address: address.to_string(),
                         queue,
+                        tls: sys.tls.as_ref().is_some_and(|t| t.value),
+                        ca: sys.ca.as_ref().map(|c| c.value.clone()),
                     });
                 }
             }
@@ -213,14 +241,39 @@ impl Builder {
                 .queue
                 .as_ref()
                 .map_or(crate::log::syslog::DEFAULT_QUEUE, |q| q.value);
-            match crate::log::otlp::endpoint(url) {
+            let ca = otlp.ca.as_ref();
+            let https = url.starts_with("https://");
+            if let Some(ca) = ca.filter(|_| !https) {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        "`log.otlp.ca` is given for an endpoint that is not `https://`".to_string(),
+                    )
+                    .at(origin(file, ca).location())
+                    .help(
+                        "a CA is only used over TLS; give an `https://` endpoint, or remove `ca`",
+                    ),
+                );
+            } else if let Some(ca) =
+                ca.filter(|c| !(c.value.starts_with("~/") || Path::new(&c.value).is_absolute()))
+            {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("`log.otlp.ca` `{}` is relative", ca.value),
+                    )
+                    .at(origin(file, ca).location())
+                    .help("hooks run in the agent's working folder; give an absolute path or one starting with `~/`"),
+                );
+            } else {
+                match crate::log::otlp::endpoint(url) {
                 Err(e) => self.diags.push(
                     Diagnostic::new(
                         Code::InvalidValue,
                         format!("`log.otlp.endpoint` {e}"),
                     )
                     .at(origin(file, &otlp.endpoint).location())
-                    .help("give the collector's logs endpoint, such as `http://127.0.0.1:4318/v1/logs`"),
+                    .help("give the collector's logs endpoint, such as `https://collector.example.com/v1/logs` or `http://127.0.0.1:4318/v1/logs`"),
                 ),
                 Ok(_) if queue == 0 => self.diags.push(
                     Diagnostic::new(Code::InvalidValue, "`log.otlp.queue` is 0".to_string())
@@ -231,8 +284,11 @@ impl Builder {
                     self.settings.log_otlp = Some(crate::log::otlp::Target {
                         endpoint: url.to_string(),
                         queue,
+                        encoding: otlp.encoding.as_ref().map(|e| e.value).unwrap_or_default(),
+                        ca: otlp.ca.as_ref().map(|c| c.value.clone()),
                     });
                 }
+            }
             }
         }
         if let Some(hooks) = &raw.hooks

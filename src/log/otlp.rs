@@ -1,6 +1,7 @@
-//! Decision records sent as OpenTelemetry logs: OTLP/HTTP with the JSON
-//! encoding (`POST /v1/logs`, `application/json`), batched from the bounded
-//! queue of [`super::ship`].
+//! Decision records sent as OpenTelemetry logs: OTLP/HTTP (`POST
+//! /v1/logs`) with the JSON encoding (`application/json`) or binary protobuf
+//! (`application/x-protobuf`), batched from the bounded queue of
+//! [`super::ship`].
 //!
 //! Each record is one `LogRecord`: `timeUnixNano` from the record's time,
 //! `severityNumber` 13 (WARN) for `deny`, `reject` and `error`, else 9
@@ -9,8 +10,12 @@
 //! `.rules` (`id@file:line` strings). The resource has `service.name`
 //! `zero-policy` and `host.name`.
 //!
-//! Plain `http://` only (a collector on the machine or the network's edge);
-//! the request is written by hand over a TCP connection, one per batch.
+//! Over `https://` (rustls; the system's roots and a private CA,
+//! [`crate::tls`]) or plain `http://` (a collector on the machine or the
+//! network's edge). The request is written by hand over one connection per
+//! batch. The protobuf encoding is written here too, field by field from
+//! the JSON form (the messages are few and flat); the tests decode it with
+//! the official definitions.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -20,6 +25,7 @@ use serde_json::{Value, json};
 
 use super::Record;
 use super::ship::Shipper;
+use crate::model::OtlpEncoding;
 
 /// How long a connection, a write or the response may take.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -27,10 +33,15 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Where records go (`settings.log.otlp`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// `http://HOST:PORT/PATH`.
+    /// `https://HOST:PORT/PATH` or `http://…`.
     pub endpoint: String,
     /// The queue's bound.
     pub queue: usize,
+    /// How each payload is encoded.
+    pub encoding: OtlpEncoding,
+    /// With `https://`: a PEM file of CA certificates trusted besides the
+    /// system's (`~/` is the home folder).
+    pub ca: Option<String>,
 }
 
 /// An endpoint split into what the request needs.
@@ -40,23 +51,24 @@ pub struct Endpoint {
     pub authority: String,
     /// The request path (`/v1/logs`).
     pub path: String,
+    /// Over TLS, for this host name.
+    pub tls: Option<String>,
 }
 
-/// Splits an `http://` endpoint.
+/// Splits an `https://` or `http://` endpoint.
 ///
 /// # Errors
-/// It is not `http://HOST[:PORT][/PATH]`.
+/// It is not `https://HOST[:PORT][/PATH]` or `http://…`.
 pub fn endpoint(url: &str) -> Result<Endpoint, String> {
     let parsed = url::Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-    if parsed.scheme() != "http" {
-        return Err(format!(
-            "`{url}`: only `http://` is supported (send to a collector that forwards over TLS)"
-        ));
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("`{url}` is not an `https://` or `http://` URL"));
     }
     let host = parsed
         .host_str()
         .ok_or_else(|| format!("`{url}` has no host"))?;
     let port = parsed.port_or_known_default().unwrap_or(80);
+    let tls = (parsed.scheme() == "https").then(|| host.to_string());
     let mut path = parsed.path().to_string();
     if let Some(q) = parsed.query() {
         path.push('?');
@@ -65,6 +77,7 @@ pub fn endpoint(url: &str) -> Result<Endpoint, String> {
     Ok(Endpoint {
         authority: format!("{host}:{port}"),
         path,
+        tls,
     })
 }
 
@@ -79,21 +92,41 @@ impl Otlp {
     /// Starts the sender thread for `target`.
     ///
     /// # Errors
-    /// The endpoint is not `http://…`, or the thread cannot start.
+    /// The endpoint is not `https://…` or `http://…`, TLS cannot be set up
+    /// (the CA file does not read), or the thread cannot start.
     pub fn start(target: &Target) -> Result<Otlp, String> {
         let ep = endpoint(&target.endpoint)?;
+        let tls = match &ep.tls {
+            Some(host) => {
+                let ca = match &target.ca {
+                    Some(ca) => super::resolve_path(ca, super::home().as_deref())
+                        .map_err(|e| format!("OTLP over TLS: {e}"))?,
+                    None => None,
+                };
+                Some((
+                    crate::tls::client_config(ca.as_deref())?,
+                    crate::tls::server_name(host)?,
+                ))
+            }
+            None => None,
+        };
         let resource = resource();
+        let encoding = target.encoding;
         let shipper = Shipper::start("otlp", target.queue, move |batch| {
             let records: Vec<Value> = batch
                 .iter()
                 .filter_map(|m| serde_json::from_str(m).ok())
                 .collect();
-            let body = json!({"resourceLogs": [{
+            let request = json!({"resourceLogs": [{
                 "resource": resource,
                 "scopeLogs": [{"scope": {"name": "zero-policy", "version": env!("CARGO_PKG_VERSION")},
                                "logRecords": records}],
             }]});
-            post(&ep, &body.to_string())
+            let (body, content_type) = match encoding {
+                OtlpEncoding::Json => (request.to_string().into_bytes(), "application/json"),
+                OtlpEncoding::Protobuf => (protobuf::request(&request), "application/x-protobuf"),
+            };
+            post(&ep, tls.as_ref(), &body, content_type)
         })?;
         Ok(Otlp {
             shipper,
@@ -200,7 +233,15 @@ pub fn log_record(record: &Record) -> Value {
 }
 
 /// One POST; true on a 2xx answer.
-fn post(ep: &Endpoint, body: &str) -> bool {
+fn post(
+    ep: &Endpoint,
+    tls: Option<&(
+        std::sync::Arc<rustls::ClientConfig>,
+        rustls::pki_types::ServerName<'static>,
+    )>,
+    body: &[u8],
+    content_type: &str,
+) -> bool {
     let Some(addr) = ep
         .authority
         .to_socket_addrs()
@@ -209,18 +250,35 @@ fn post(ep: &Endpoint, body: &str) -> bool {
     else {
         return false;
     };
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, TIMEOUT) else {
+    let Ok(stream) = TcpStream::connect_timeout(&addr, TIMEOUT) else {
         return false;
     };
     let _ = stream.set_write_timeout(Some(TIMEOUT));
     let _ = stream.set_read_timeout(Some(TIMEOUT));
-    let request = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+    let mut head = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         ep.path,
         ep.authority,
         body.len()
-    );
-    if stream.write_all(request.as_bytes()).is_err() {
+    )
+    .into_bytes();
+    head.extend_from_slice(body);
+    match tls {
+        None => exchange(stream, &head),
+        Some((config, server)) => match crate::tls::handshake(stream, config, server.clone()) {
+            Ok(t) => exchange(t, &head),
+            Err(_) => false,
+        },
+    }
+}
+
+/// Writes the request and reads the status line: true on `HTTP/1.x 2..`.
+fn exchange(mut stream: impl Read + Write, request: &[u8]) -> bool {
+    if stream
+        .write_all(request)
+        .and_then(|()| stream.flush())
+        .is_err()
+    {
         return false;
     }
     let mut head = [0u8; 16];
@@ -235,6 +293,189 @@ fn post(ep: &Endpoint, body: &str) -> bool {
     head.get(9) == Some(&b'2')
 }
 
+/// OTLP's protobuf encoding of an `ExportLogsServiceRequest`, from its JSON
+/// form as [`Otlp::start`] builds it. Field numbers are those of
+/// `opentelemetry/proto/{collector/logs,logs,common,resource}/v1/*.proto`.
+mod protobuf {
+    use serde_json::Value;
+
+    /// `ExportLogsServiceRequest { repeated ResourceLogs resource_logs = 1; }`
+    pub fn request(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        for rl in list(v, "resourceLogs") {
+            message(&mut out, 1, &resource_logs(rl));
+        }
+        out
+    }
+
+    /// `ResourceLogs { Resource resource = 1; repeated ScopeLogs scope_logs = 2; }`
+    fn resource_logs(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Some(r) = v.get("resource") {
+            let mut res = Vec::new();
+            for a in list(r, "attributes") {
+                message(&mut res, 1, &key_value(a));
+            }
+            message(&mut out, 1, &res);
+        }
+        for sl in list(v, "scopeLogs") {
+            message(&mut out, 2, &scope_logs(sl));
+        }
+        out
+    }
+
+    /// `ScopeLogs { InstrumentationScope scope = 1; repeated LogRecord log_records = 2; }`,
+    /// `InstrumentationScope { string name = 1; string version = 2; }`
+    fn scope_logs(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Some(scope) = v.get("scope") {
+            let mut sc = Vec::new();
+            string(&mut sc, 1, text(scope, "name"));
+            string(&mut sc, 2, text(scope, "version"));
+            message(&mut out, 1, &sc);
+        }
+        for r in list(v, "logRecords") {
+            message(&mut out, 2, &log_record(r));
+        }
+        out
+    }
+
+    /// `LogRecord { fixed64 time_unix_nano = 1; SeverityNumber severity_number = 2;
+    /// string severity_text = 3; AnyValue body = 5; repeated KeyValue attributes = 6;
+    /// fixed64 observed_time_unix_nano = 11; }`
+    fn log_record(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        fixed64(&mut out, 1, nanos(v, "timeUnixNano"));
+        let severity = v.get("severityNumber").and_then(Value::as_u64).unwrap_or(0);
+        if severity != 0 {
+            tag(&mut out, 2, 0);
+            varint(&mut out, severity);
+        }
+        string(&mut out, 3, text(v, "severityText"));
+        if let Some(body) = v.get("body") {
+            message(&mut out, 5, &any_value(body));
+        }
+        for a in list(v, "attributes") {
+            message(&mut out, 6, &key_value(a));
+        }
+        fixed64(&mut out, 11, nanos(v, "observedTimeUnixNano"));
+        out
+    }
+
+    /// `KeyValue { string key = 1; AnyValue value = 2; }`
+    fn key_value(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        string(&mut out, 1, text(v, "key"));
+        if let Some(value) = v.get("value") {
+            message(&mut out, 2, &any_value(value));
+        }
+        out
+    }
+
+    /// `AnyValue { oneof { string string_value = 1; bool bool_value = 2;
+    /// int64 int_value = 3; ArrayValue array_value = 5; } }`,
+    /// `ArrayValue { repeated AnyValue values = 1; }`
+    fn any_value(v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Some(s) = v.get("stringValue").and_then(Value::as_str) {
+            // A oneof member is written even when empty, so that it is set.
+            tag(&mut out, 1, 2);
+            varint(&mut out, s.len() as u64);
+            out.extend_from_slice(s.as_bytes());
+        } else if let Some(b) = v.get("boolValue").and_then(Value::as_bool) {
+            tag(&mut out, 2, 0);
+            varint(&mut out, u64::from(b));
+        } else if let Some(i) = v.get("intValue").and_then(|i| {
+            i.as_i64()
+                .or_else(|| i.as_str().and_then(|s| s.parse().ok()))
+        }) {
+            tag(&mut out, 3, 0);
+            varint(&mut out, i.cast_unsigned());
+        } else if let Some(arr) = v.get("arrayValue") {
+            let mut a = Vec::new();
+            for x in list(arr, "values") {
+                message(&mut a, 1, &any_value(x));
+            }
+            message(&mut out, 5, &a);
+        }
+        out
+    }
+
+    fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+        v.get(key)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+        v.get(key).and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// A 64-bit integer as OTLP's JSON writes it: a decimal string.
+    fn nanos(v: &Value, key: &str) -> u64 {
+        v.get(key)
+            .and_then(|n| {
+                n.as_u64()
+                    .or_else(|| n.as_str().and_then(|s| s.parse().ok()))
+            })
+            .unwrap_or(0)
+    }
+
+    fn tag(out: &mut Vec<u8>, field: u64, wire: u64) {
+        varint(out, (field << 3) | wire);
+    }
+
+    fn varint(out: &mut Vec<u8>, mut n: u64) {
+        while n >= 0x80 {
+            out.push(u8::try_from(n & 0x7f).unwrap_or_default() | 0x80);
+            n >>= 7;
+        }
+        out.push(u8::try_from(n).unwrap_or_default());
+    }
+
+    fn message(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
+        tag(out, field, 2);
+        varint(out, bytes.len() as u64);
+        out.extend_from_slice(bytes);
+    }
+
+    /// A string field; proto3 leaves an empty one out.
+    fn string(out: &mut Vec<u8>, field: u64, s: &str) {
+        if !s.is_empty() {
+            message(out, field, s.as_bytes());
+        }
+    }
+
+    /// A `fixed64` field; proto3 leaves a zero out.
+    fn fixed64(out: &mut Vec<u8>, field: u64, n: u64) {
+        if n != 0 {
+            tag(out, field, 1);
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn varints_and_fields_are_written_as_protobuf_writes_them() {
+            let mut out = Vec::new();
+            varint(&mut out, 300);
+            assert_eq!(out, [0xac, 0x02]);
+            let mut out = Vec::new();
+            string(&mut out, 3, "WARN");
+            assert_eq!(out, [0x1a, 4, b'W', b'A', b'R', b'N']);
+            let mut out = Vec::new();
+            fixed64(&mut out, 1, 1);
+            assert_eq!(out, [0x09, 1, 0, 0, 0, 0, 0, 0, 0]);
+            let kv = key_value(&serde_json::json!({"key": "k", "value": {"stringValue": ""}}));
+            // key "k", then value { string_value "" } kept: the oneof is set.
+            assert_eq!(kv, [0x0a, 1, b'k', 0x12, 2, 0x0a, 0]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
@@ -247,17 +488,21 @@ mod tests {
             endpoint("http://127.0.0.1:4318/v1/logs").unwrap(),
             Endpoint {
                 authority: "127.0.0.1:4318".into(),
-                path: "/v1/logs".into()
+                path: "/v1/logs".into(),
+                tls: None,
             }
         );
         assert_eq!(
             endpoint("http://collector/v1/logs").unwrap().authority,
             "collector:80"
         );
+        let tls = endpoint("https://collector/v1/logs").unwrap();
+        assert_eq!(tls.authority, "collector:443");
+        assert_eq!(tls.tls.as_deref(), Some("collector"));
         assert!(
-            endpoint("https://collector/v1/logs")
+            endpoint("ftp://collector/v1/logs")
                 .unwrap_err()
-                .contains("only `http://`")
+                .contains("is not an `https://` or `http://` URL")
         );
     }
 

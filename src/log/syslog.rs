@@ -1,5 +1,6 @@
 //! Decision records sent to syslog: RFC 5424 messages over TCP with
-//! octet-counting framing (RFC 6587), from a bounded in-memory queue.
+//! octet-counting framing (RFC 6587), or over TLS (RFC 5425, the same
+//! framing), from a bounded in-memory queue.
 //!
 //! A decision never waits on the network: records go through the bounded
 //! queue of [`super::ship`]; its sender thread connects, writes, and on a
@@ -34,6 +35,34 @@ pub struct Target {
     pub address: String,
     /// The queue's bound.
     pub queue: usize,
+    /// Over TLS, the receiver's certificate checked for the host in
+    /// `address`.
+    pub tls: bool,
+    /// With `tls`: a PEM file of CA certificates trusted besides the
+    /// system's (`~/` is the home folder).
+    pub ca: Option<String>,
+}
+
+/// One connection to the receiver.
+enum Connection {
+    Plain(TcpStream),
+    Tls(Box<crate::tls::Stream>),
+}
+
+impl Write for Connection {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Connection::Plain(s) => s.write(buf),
+            Connection::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Connection::Plain(s) => s.flush(),
+            Connection::Tls(s) => s.flush(),
+        }
+    }
 }
 
 /// The sending side: a bounded queue ([`Shipper`]) and one connection.
@@ -48,12 +77,31 @@ impl Syslog {
     ///
     /// # Errors
     /// The thread cannot start.
+    /// The thread cannot start, or TLS cannot be set up (the CA file does
+    /// not read).
     pub fn start(target: &Target) -> Result<Syslog, String> {
         let address = target.address.clone();
-        let mut stream: Option<TcpStream> = None;
+        let tls = if target.tls {
+            let ca = match &target.ca {
+                Some(ca) => super::resolve_path(ca, super::home().as_deref())
+                    .map_err(|e| format!("syslog over TLS: {e}"))?,
+                None => None,
+            };
+            let server =
+                host_of(&address).map_err(|e| format!("syslog over TLS to `{address}`: {e}"))?;
+            Some((crate::tls::client_config(ca.as_deref())?, server))
+        } else {
+            None
+        };
+        let mut stream: Option<Connection> = None;
         let shipper = Shipper::start("syslog", target.queue, move |batch| {
             if stream.is_none() {
-                stream = connect(&address);
+                stream = connect(&address).and_then(|s| match &tls {
+                    None => Some(Connection::Plain(s)),
+                    Some((config, server)) => crate::tls::handshake(s, config, server.clone())
+                        .ok()
+                        .map(|t| Connection::Tls(Box::new(t))),
+                });
             }
             let Some(s) = stream.as_mut() else {
                 return false;
@@ -106,6 +154,12 @@ impl Syslog {
     pub fn address(&self) -> &str {
         &self.address
     }
+}
+
+/// The host of `HOST:PORT` (`[v6]:PORT` too) as the name the receiver's
+/// certificate must carry.
+fn host_of(address: &str) -> Result<rustls::pki_types::ServerName<'static>, String> {
+    crate::tls::server_name(address.rsplit_once(':').map_or(address, |(h, _)| h))
 }
 
 fn connect(address: &str) -> Option<TcpStream> {
@@ -237,7 +291,13 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
         drop(listener);
-        let s = Syslog::start(&Target { address, queue: 4 }).unwrap();
+        let s = Syslog::start(&Target {
+            address,
+            queue: 4,
+            tls: false,
+            ca: None,
+        })
+        .unwrap();
         let started = Instant::now();
         for _ in 0..100 {
             s.send(&record());
@@ -252,7 +312,13 @@ mod tests {
     fn records_reach_a_receiver_in_order_after_it_comes_up() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
-        let s = Syslog::start(&Target { address, queue: 16 }).unwrap();
+        let s = Syslog::start(&Target {
+            address,
+            queue: 16,
+            tls: false,
+            ca: None,
+        })
+        .unwrap();
         for i in 0..3 {
             let mut r = record();
             r.tool = format!("t{i}");
@@ -280,6 +346,8 @@ mod tests {
         let s = Syslog::start(&Target {
             address: address.to_string(),
             queue: 16,
+            tls: false,
+            ca: None,
         })
         .unwrap();
         for i in 0..5 {

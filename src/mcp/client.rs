@@ -355,6 +355,7 @@ pub async fn connect_relayed(
                         .filter_map(|(k, v)| Some((k?, v)))
                         .collect(),
                 );
+            crate::tls::install_provider();
             let transport = StreamableHttpClientTransport::from_config(config);
             let started = tokio::time::timeout(spec.timeout, side.serve(transport));
             match started.await {

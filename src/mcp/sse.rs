@@ -63,6 +63,7 @@ impl Drop for SseTransport {
 /// bounds the wait with its own timeout.
 pub(crate) async fn connect(url: &str, headers: HeaderMap) -> Result<SseTransport, String> {
     let base = Url::parse(url).map_err(|e| format!("invalid sse url {url:?}: {e}"))?;
+    crate::tls::install_provider();
     let client = Client::builder()
         .build()
         .map_err(|e| format!("cannot build http client: {e}"))?;
