@@ -414,12 +414,16 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__doctor)
-            opts="-h --help claude-code codex gemini-cli cursor copilot"
+            opts="-h --format --help claude-code codex gemini-cli cursor copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

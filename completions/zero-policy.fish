@@ -82,7 +82,7 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand hook" -s h -l he
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l user -d 'Install in the user\'s settings, under the home folder'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l project -d 'Install in this project\'s settings, under the current folder (the default)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l dry-run -d 'Print the change without writing anything'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l trust -d 'Codex: record the hook as trusted in Codex\'s `config.toml`, by its hash, as Codex\'s `/hooks` review does. Without it, `init codex` prints that one step left: Codex skips a hook nobody trusted'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -l trust -d 'Record the trust the agent needs before it runs the hook. Codex: the hook, by its hash, in Codex\'s `config.toml` (as its `/hooks` review does), and for a project hook the project. Gemini CLI and Copilot CLI: the project folder (`~/.gemini/trustedFolders.json`, `trustedFolders` in `~/.copilot/config.json`). Without it, `init` prints that step left: these agents skip a hook that is not trusted'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand init" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l listen -d 'Serve streamable HTTP on this address (endpoint `/mcp`) instead of stdio. A non-loopback address needs `--token-env`' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand serve" -l token-env -d 'With `--listen`: the environment variable holding the bearer token every request must send (`Authorization: Bearer TOKEN`; else 401)' -r
@@ -99,6 +99,8 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -l manif
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -l format -d 'Output format of the report' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand doctor" -l format -d 'Output format: `human`, or `json` (`{"ok", "checks": [{"check", "level", "detail"}]}`)' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -s c -d 'The script to decide and run, as the shared shell tool `bash` runs it' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l agent -d 'The agent the call is made for (`claude-code`, `codex`, …); it is recorded in `session.agent`' -r
