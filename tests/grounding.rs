@@ -38,7 +38,9 @@ impl Tree {
         t.write(
             "settings.yaml",
             &format!(
-                "version: 1\nsettings:\n  paths:\n    home: {}\n",
+                // Time enough that a walk on a loaded machine ends by its
+                // entries, not its clock (the time bound has its own tests).
+                "version: 1\nsettings:\n  paths:\n    home: {}\n    walk_time: 60s\n",
                 t.path("home").display()
             ),
         );
@@ -114,7 +116,7 @@ impl Tree {
 
     /// The call decided with and without the host (default bounds).
     fn both(&self, call: &Call) -> (Evaluation, Evaluation) {
-        let host = self.registry(Some(Host::default())).explain(call);
+        let host = self.registry(Some(roomy())).explain(call);
         let plain = self.registry(None).explain(call);
         (host, plain)
     }
@@ -319,7 +321,7 @@ fn a_tree_past_the_entry_bound_or_the_time_bound_keeps_its_over_approximation() 
     t.write("ws/gen/zz/.env", "K=1");
     let small = Host {
         max_entries: 50,
-        ..Host::default()
+        ..roomy()
     };
     let call = t.bash("grep -r TODO .");
     let bounded = t.registry(Some(small)).explain(&call);
@@ -349,7 +351,7 @@ fn a_tree_past_the_entry_bound_or_the_time_bound_keeps_its_over_approximation() 
 
     let reached = Host {
         max_reached: 2,
-        ..Host::default()
+        ..roomy()
     };
     for i in 0..5 {
         t.write(&format!("ws/k{i}.pem"), "");
@@ -427,7 +429,7 @@ fn a_tree_changing_during_the_walk_is_bounded_and_never_loses_what_stayed() {
             }
         })
     };
-    let reg = t.registry(Some(Host::default()));
+    let reg = t.registry(Some(roomy()));
     let call = t.bash("grep -r TODO .");
     for _ in 0..30 {
         let ev = reg.explain(&call);
@@ -542,6 +544,16 @@ fn the_claude_code_hook_denies_a_linked_key_and_allows_a_clean_search() {
 }
 
 /// `explain --host` in human form, the temporary folder's name replaced.
+/// The default bounds with time enough that a walk on a loaded machine (a CI
+/// runner running the suite on two cores) ends by its entries, not its clock;
+/// the time bound has its own test.
+fn roomy() -> Host {
+    Host {
+        max_time: Duration::from_secs(60),
+        ..Host::default()
+    }
+}
+
 fn explain_host(t: &Tree, tool: &str, args: &str, agent: Option<&str>) -> String {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_zero-policy"));
@@ -602,4 +614,45 @@ fn explain_host_shows_links_and_walks() {
         r#"{"pattern":"**/*.ts"}"#,
         Some("claude-code")
     ));
+}
+
+#[test]
+fn the_walk_time_is_a_setting() {
+    let t = Tree::new();
+    // 300 folders of 10 files: more than a millisecond's walk.
+    for d in 0..300 {
+        for f in 0..10 {
+            t.write(&format!("ws/gen/d{d}/f{f}.txt"), "");
+        }
+    }
+    t.write(
+        "settings.yaml",
+        &format!(
+            "version: 1\nsettings:\n  paths:\n    home: {}\n    walk_time: 1ms\n",
+            t.path("home").display()
+        ),
+    );
+    let text = explain_host(&t, "bash", r#"{"command":"grep -rn TODO ."}"#, None);
+    assert!(
+        text.contains("the time bound of 1 ms was reached"),
+        "{text}"
+    );
+    t.write(
+        "settings.yaml",
+        "version: 1\nsettings:\n  paths:\n    walk_time: soon\n",
+    );
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["lint"])
+        .arg(root.join("policies/default.yaml"))
+        .arg(root.join("manifests"))
+        .arg(t.path("settings.yaml"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("settings.yaml:4:16"), "{text}");
+    assert!(text.contains("soon"), "{text}");
 }

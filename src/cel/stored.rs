@@ -30,6 +30,9 @@ use crate::effects::globs::GlobRegexSet;
 
 /// Deepest plan tree restored; the planner stops at [`super::plan::MAX_DEPTH`].
 const MAX_DEPTH: usize = 4 * super::plan::MAX_DEPTH;
+/// Stack left below which a restore continues on a new segment, and its size.
+const STACK_RED_ZONE: usize = 64 * 1024;
+const STACK_GROWTH: usize = 1024 * 1024;
 
 const VARS: [Var; 4] = [Var::Tool, Var::Session, Var::Call, Var::Args];
 const BINS: [Bin; 13] = [
@@ -548,6 +551,13 @@ impl Restorer<'_, '_> {
     }
 
     fn node(&mut self, depth: usize) -> Option<Node> {
+        // A stored tree may be as deep as MAX_DEPTH; a thread's stack (2 MB
+        // for a spawned thread, with a debug build's large frames) may not
+        // hold that many frames of this function.
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.node_here(depth))
+    }
+
+    fn node_here(&mut self, depth: usize) -> Option<Node> {
         if depth > MAX_DEPTH {
             return None;
         }
@@ -692,6 +702,10 @@ impl Restorer<'_, '_> {
     }
 
     fn value(&mut self, depth: usize) -> Option<Value> {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.value_here(depth))
+    }
+
+    fn value_here(&mut self, depth: usize) -> Option<Value> {
         if depth > MAX_DEPTH {
             return None;
         }

@@ -186,8 +186,10 @@ pub fn run(args: &Args) -> u8 {
         Err(code) => return code,
     };
     if args.host
-        && let Err(e) =
-            registry.ground_in_host(crate::effects::ground::Host::default(), &policy.lists)
+        && let Err(e) = registry.ground_in_host(
+            crate::effects::ground::Host::within(policy.settings.walk_time),
+            &policy.lists,
+        )
     {
         output::error(&e.to_string());
         return EXIT_ERROR;

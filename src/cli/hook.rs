@@ -116,7 +116,10 @@ fn load(source: &Source, agent: &'static str) -> Result<(Policy, Registry), Stri
     registry.guard(source.places());
     // The hook runs where the call will: its paths are checked as the files they reach.
     registry
-        .ground_in_host(crate::effects::ground::Host::default(), &policy.lists)
+        .ground_in_host(
+            crate::effects::ground::Host::within(policy.settings.walk_time),
+            &policy.lists,
+        )
         .map_err(|e| format!("the policy cannot be used: {e}"))?;
     Ok((policy, registry))
 }

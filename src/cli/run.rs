@@ -142,7 +142,10 @@ fn load(source: &Source) -> Result<(Policy, Registry), String> {
         Registry::new(&policy).map_err(|e| format!("the policy cannot be used: {e}"))?;
     registry.guard(source.places());
     registry
-        .ground_in_host(crate::effects::ground::Host::default(), &policy.lists)
+        .ground_in_host(
+            crate::effects::ground::Host::within(policy.settings.walk_time),
+            &policy.lists,
+        )
         .map_err(|e| format!("the policy cannot be used: {e}"))?;
     Ok((policy, registry))
 }

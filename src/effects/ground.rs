@@ -45,6 +45,18 @@ pub struct Host {
     pub max_reached: usize,
 }
 
+impl Host {
+    /// The default bounds with a time bound of `max_time`
+    /// (`settings.paths.walk_time`).
+    #[must_use]
+    pub fn within(max_time: Duration) -> Host {
+        Host {
+            max_time,
+            ..Host::default()
+        }
+    }
+}
+
 impl Default for Host {
     fn default() -> Self {
         Host {

@@ -532,7 +532,10 @@ fn build_snapshot(
     registry.guard(places);
     // The gateway runs where its tools do: calls are grounded in this host.
     registry
-        .ground_in_host(crate::effects::ground::Host::default(), &policy.lists)
+        .ground_in_host(
+            crate::effects::ground::Host::within(policy.settings.walk_time),
+            &policy.lists,
+        )
         .map_err(|e| e.to_string())?;
     let mut servers: Vec<&crate::policy::ServerDef> = policy.servers.iter().collect();
     servers.sort_by(|a, b| a.name.cmp(&b.name));

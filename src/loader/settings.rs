@@ -119,6 +119,16 @@ impl Builder {
                     self.settings.credentials = list.iter().map(|x| x.value.clone()).collect();
                 }
             }
+            if let Some(v) = &paths.walk_time
+                && self.setting("paths.walk_time", file, v)
+            {
+                match parse_duration(&v.value) {
+                    Ok(d) => self.settings.walk_time = d,
+                    Err(e) => self.diags.push(
+                        Diagnostic::new(Code::InvalidValue, e).at(origin(file, v).location()),
+                    ),
+                }
+            }
         }
         if let Some(secrets) = &raw.secrets {
             for p in &secrets.patterns {
