@@ -14,6 +14,9 @@ mod catalog_index;
 fn main() -> Result<(), Box<dyn Error>> {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
     let dir = root.join("catalog");
+    // The folder, for files added or removed, and each file by name, so that
+    // an edit of any one file reruns the build whatever cargo makes of a
+    // folder's times.
     println!("cargo::rerun-if-changed=catalog");
     println!("cargo::rerun-if-changed=build/catalog_index.rs");
     let mut names: Vec<String> = std::fs::read_dir(&dir)?
@@ -21,6 +24,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         .collect::<Result<_, _>>()?;
     names.retain(|n| n.ends_with(".yaml"));
     names.sort();
+    for n in &names {
+        println!("cargo::rerun-if-changed=catalog/{n}");
+    }
     let texts: Vec<String> = names
         .iter()
         .map(|n| std::fs::read_to_string(dir.join(n)))

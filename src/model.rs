@@ -1343,6 +1343,12 @@ pub struct RawCommandExample {
     /// runs: `sh <<< 'rm x'` lists `sh`, `rm`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// `false`: the strace harness (`tests/catalog_strace.rs`) does not run
+    /// it, because it would change the machine outside its throwaway world
+    /// (the clock, the host name, the clipboard, a kernel setting) or needs
+    /// what the world has not (a server, a display). Default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strace: Option<bool>,
 }
 
 /// A command specification of the catalog (`docs/catalog.md`).
@@ -1403,6 +1409,12 @@ pub struct RawCommand {
     /// Command lines and what the entry says they do.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<RawCommandExample>,
+    /// The program's own files, which it reads and writes as its bookkeeping
+    /// whatever the command line says (git's `.git/**`, a tool's cache under
+    /// `~/`): path globs, relative to the working folder, starting `~/`, or absolute.
+    /// Not effects a rule sees; the strace harness accepts them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub state: Vec<String>,
     /// Subcommands by name.
     #[serde(default)]
     pub subcommands: BTreeMap<String, RawCommand>,

@@ -299,6 +299,9 @@ pub struct Spec {
     pub when: Vec<When>,
     /// Command lines and what the entry says they do.
     pub examples: Vec<crate::model::RawCommandExample>,
+    /// The program's own files (`state:`): globs relative to the working
+    /// folder, starting `~/`, or absolute; not effects.
+    pub state: Vec<String>,
     /// Subcommands by name.
     pub subcommands: BTreeMap<String, Arc<Spec>>,
 }
@@ -486,6 +489,7 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
         stdin_script: raw.stdin == Some(StdinKind::Script),
         stdin_sql: raw.stdin == Some(StdinKind::Sql),
         examples: raw.examples.clone(),
+        state: raw.state.clone(),
         operands,
         ..Spec::default()
     };
