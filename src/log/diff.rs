@@ -185,7 +185,12 @@ pub fn diff(log: &[u8]) -> Report {
                 report.unreadable.push(Unreadable {
                     line,
                     column: e.column(),
-                    message: format!("not JSON: {e}"),
+                    message: {
+                        // The place is in `line` and `column`.
+                        let e = e.to_string();
+                        let what = e.split(" at line ").next().unwrap_or_default();
+                        format!("not JSON: {what}")
+                    },
                 });
                 continue;
             }
