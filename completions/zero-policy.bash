@@ -160,14 +160,23 @@ _zero__policy() {
             zero__policy__subcmd__help__subcmd__bundle,verify)
                 cmd="zero__policy__subcmd__help__subcmd__bundle__subcmd__verify"
                 ;;
+            zero__policy__subcmd__help__subcmd__log,diff)
+                cmd="zero__policy__subcmd__help__subcmd__log__subcmd__diff"
+                ;;
             zero__policy__subcmd__help__subcmd__log,verify)
                 cmd="zero__policy__subcmd__help__subcmd__log__subcmd__verify"
+                ;;
+            zero__policy__subcmd__log,diff)
+                cmd="zero__policy__subcmd__log__subcmd__diff"
                 ;;
             zero__policy__subcmd__log,help)
                 cmd="zero__policy__subcmd__log__subcmd__help"
                 ;;
             zero__policy__subcmd__log,verify)
                 cmd="zero__policy__subcmd__log__subcmd__verify"
+                ;;
+            zero__policy__subcmd__log__subcmd__help,diff)
+                cmd="zero__policy__subcmd__log__subcmd__help__subcmd__diff"
                 ;;
             zero__policy__subcmd__log__subcmd__help,help)
                 cmd="zero__policy__subcmd__log__subcmd__help__subcmd__help"
@@ -414,7 +423,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__doctor)
-            opts="-h --format --help claude-code codex gemini-cli cursor copilot"
+            opts="-h --format --bundle --key --bundle-ca --help claude-code codex gemini-cli cursor copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -422,6 +431,18 @@ _zero__policy() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --bundle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bundle-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -680,8 +701,22 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__help__subcmd__log)
-            opts="verify"
+            opts="verify diff"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__help__subcmd__log__subcmd__diff)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -880,7 +915,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__log)
-            opts="-h --help verify help"
+            opts="-h --help verify diff help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -893,9 +928,41 @@ _zero__policy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        zero__subcmd__policy__subcmd__log__subcmd__help)
-            opts="verify help"
+        zero__subcmd__policy__subcmd__log__subcmd__diff)
+            opts="-h --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__log__subcmd__help)
+            opts="verify diff help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__policy__subcmd__log__subcmd__help__subcmd__diff)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

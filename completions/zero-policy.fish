@@ -101,6 +101,9 @@ json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand doctor" -l format -d 'Output format: `human`, or `json` (`{"ok", "checks": [{"check", "level", "detail"}]}`)' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand doctor" -l bundle -d 'Take the policy from this signed bundle instead of files: a file (its signature is `FILE.minisig`) or an `https://` URL (its signature at `URL.minisig`; fetched into the cache, then asked for again every `ZERO_POLICY_BUNDLE_POLL` seconds, default 300, in the background). Needs `--key`. A bundle that does not verify, or was signed before the one in force, is refused and the last good one kept; with none, every call is blocked' -r -F
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand doctor" -l key -d 'The minisign public key the bundle must be signed with: a `.pub` file, or the key itself (`RW…`)' -r
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand doctor" -l bundle-ca -d 'For a bundle at an `https://` URL: a PEM file of CA certificates to trust besides the system\'s' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -s c -d 'The script to decide and run, as the shared shell tool `bash` runs it' -r
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand run" -l agent -d 'The agent the call is made for (`claude-code`, `codex`, …); it is recorded in `session.agent`' -r
@@ -138,13 +141,18 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fi
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "fetch" -d 'Fetch a bundle from an `https://` URL into the cache now, as `hook`, `run` and `serve` do on their schedule'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand bundle; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -s h -l help -d 'Print help'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'
-complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify diff help" -s h -l help -d 'Print help'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify diff help" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify diff help" -f -a "diff" -d 'Compare the decisions in force with the shadow policy\'s (`settings.shadow`), line by line: counts by change (allow → deny …), then each call that changed with the rules that made the difference'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and not __fish_seen_subcommand_from verify diff help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from verify" -l format -d 'Output format' -r -f -a "human\t'Readable text'
 json\t'One JSON document'"
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from diff" -l format -d 'Output format' -r -f -a "human\t'Readable text'
+json\t'One JSON document'"
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "diff" -d 'Compare the decisions in force with the shadow policy\'s (`settings.shadow`), line by line: counts by change (allow → deny …), then each call that changed with the rules that made the difference'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand log; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -l man-dir -d 'Write every man page (zero-policy.1, zero-policy-lint.1, …) into this folder' -r -F
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand completions" -l man -d 'Print the main man page (roff) instead'
@@ -172,3 +180,4 @@ complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "verify" -d 'Check a bundle\'s signature (`FILE.minisig`) and every digest in it'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from bundle" -f -a "fetch" -d 'Fetch a bundle from an `https://` URL into the cache now, as `hook`, `run` and `serve` do on their schedule'
 complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from log" -f -a "verify" -d 'Check a log written with `settings.log.chain: true`: report the first removed, reordered, edited or unchained line'
+complete -c zero-policy -n "__fish_zero_policy_using_subcommand help; and __fish_seen_subcommand_from log" -f -a "diff" -d 'Compare the decisions in force with the shadow policy\'s (`settings.shadow`), line by line: counts by change (allow → deny …), then each call that changed with the rules that made the difference'

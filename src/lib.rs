@@ -28,6 +28,7 @@ pub mod report;
 pub mod runtime;
 pub mod sandbox;
 pub mod scrub;
+pub mod shadow;
 pub mod testing;
 pub mod tls;
 

@@ -458,6 +458,34 @@ pub struct RawSettings {
     pub gateway: Option<RawGateway>,
     /// Enforcement: the kernel sandbox an allowed call runs in (`zero-policy run`, section 11).
     pub enforce: Option<RawEnforce>,
+    /// A second policy that decides every call beside the one in force and
+    /// is only logged (the decision log's `shadow`), never obeyed.
+    pub shadow: Option<RawShadow>,
+}
+
+/// `settings.shadow`: the policy a team means to roll out, decided beside the
+/// one in force. Give `paths` (a whole policy: policies and manifests, as
+/// `hook PATH…` reads them), or `bundle` with `key` (as `--bundle`/`--key`).
+/// A shadow policy that cannot be read or does not load is noted in the log
+/// and by `doctor`, and the policy in force decides alone.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawShadow {
+    /// Policy and manifest files or folders: absolute, or starting with `~/`.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub paths: Option<Vec<Spanned<String>>>,
+    /// A signed bundle: an absolute file path (or `~/…`) or an `https://` URL.
+    #[schemars(with = "Option<String>")]
+    pub bundle: Option<Spanned<String>>,
+    /// With `bundle`: the minisign public key, a `.pub` file (absolute or
+    /// `~/…`) or the key itself (`RW…`).
+    #[schemars(with = "Option<String>")]
+    pub key: Option<Spanned<String>>,
+    /// With an `https://` bundle: a PEM file of CA certificates to trust
+    /// besides the system's; absolute or starting `~/`.
+    #[schemars(with = "Option<String>")]
+    pub ca: Option<Spanned<String>>,
 }
 
 /// `settings.enforce`: what a confined call may touch. Each entry of a path

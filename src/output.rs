@@ -787,6 +787,114 @@ pub fn log_verify_json(file: &str, report: &crate::log::chain::Report) {
     }));
 }
 
+/// `log diff` as text: the summary, the counts by change, then each call
+/// that changed with the rules added (`+`) and no longer matching (`-`).
+#[must_use]
+pub fn log_diff_text(file: &str, report: &crate::log::diff::Report) -> String {
+    use crate::escape::{escape, truncate};
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut out = format!(
+        "{}: {} compared, {} changed",
+        escape(file),
+        plural(report.compared, "call", "calls"),
+        report.changes.len()
+    );
+    let mut aside = Vec::new();
+    if report.without_shadow > 0 {
+        aside.push(format!(
+            "{} without a shadow decision",
+            plural(report.without_shadow, "line", "lines")
+        ));
+    }
+    if report.shadow_errors > 0 {
+        aside.push(format!(
+            "{} where the shadow policy could not decide",
+            plural(report.shadow_errors, "line", "lines")
+        ));
+    }
+    if report.not_decided > 0 {
+        aside.push(format!(
+            "{} not decided by the policy in force",
+            plural(report.not_decided, "line", "lines")
+        ));
+    }
+    if !report.unreadable.is_empty() {
+        aside.push(format!(
+            "{} unreadable",
+            plural(report.unreadable.len(), "line", "lines")
+        ));
+    }
+    if !aside.is_empty() {
+        out.push_str(&format!(" ({})", aside.join(", ")));
+    }
+    out.push('\n');
+    let counts = report.by_change();
+    let width = counts
+        .iter()
+        .map(|(f, t, _)| f.len() + t.len() + 3)
+        .max()
+        .unwrap_or(0);
+    for (from, to, n) in &counts {
+        let change = format!("{from} → {to}");
+        out.push_str(&format!("  {change:<width$}  {n}\n"));
+    }
+    let rule = |sign: char, r: &crate::log::diff::Rule| match (&r.file, r.line) {
+        (Some(f), Some(l)) => format!("    {sign} {} at {}:{l}\n", escape(&r.id), escape(f)),
+        _ => format!("    {sign} {}\n", escape(&r.id)),
+    };
+    for c in &report.changes {
+        let args = if c.args.is_null() {
+            String::new()
+        } else {
+            format!(" {}", truncate(&c.args.to_string(), 100))
+        };
+        out.push_str(&format!(
+            "\nline {}  {}  {}  {}{args}\n  {} → {}",
+            c.line,
+            escape(&c.time),
+            escape(&c.front),
+            escape(&c.tool),
+            c.from,
+            c.to
+        ));
+        if !c.reason.is_empty() {
+            out.push_str(&format!(": {}", escape(&c.reason)));
+        }
+        out.push('\n');
+        for r in &c.added {
+            out.push_str(&rule('+', r));
+        }
+        for r in &c.removed {
+            out.push_str(&rule('-', r));
+        }
+    }
+    out
+}
+
+/// `log diff` as one JSON object.
+pub fn log_diff_json(file: &str, report: &crate::log::diff::Report) {
+    let by_change: Vec<serde_json::Value> = report
+        .by_change()
+        .into_iter()
+        .map(|(from, to, count)| json!({"from": from, "to": to, "count": count}))
+        .collect();
+    json_line(&json!({
+        "file": file,
+        "lines": report.lines,
+        "compared": report.compared,
+        "unchanged": report.unchanged,
+        "changed": report.changes.len(),
+        "without_shadow": report.without_shadow,
+        "shadow_errors": report.shadow_errors,
+        "first_shadow_error": report.first_shadow_error,
+        "not_decided": report.not_decided,
+        "unreadable": report.unreadable,
+        "by_change": by_change,
+        "changes": report.changes,
+    }));
+}
+
 /// `bundle verify` as text.
 #[must_use]
 pub fn bundle_verify_text(file: &str, result: &Result<crate::bundle::Bundle, String>) -> String {

@@ -42,6 +42,23 @@ impl Origin {
     }
 }
 
+/// Where a shadow policy is read from (`settings.shadow`), its paths as
+/// written (`~/` not expanded yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shadow {
+    /// Policy and manifest files or folders.
+    Paths(Vec<String>),
+    /// A signed bundle: a file or an `https://` URL, the key, a CA.
+    Bundle {
+        /// The bundle file or URL.
+        location: String,
+        /// A `.pub` file or the key itself.
+        key: String,
+        /// A PEM file of CA certificates, for a URL.
+        ca: Option<String>,
+    },
+}
+
 /// Engine-wide settings with their defaults applied.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -80,6 +97,8 @@ pub struct Settings {
     pub log_otlp: Option<crate::log::otlp::Target>,
     /// The decision floor for an MCP tool whose definition is not the pinned one.
     pub pinning: Permission,
+    /// `settings.shadow`: a policy decided beside this one and only logged.
+    pub shadow: Option<Shadow>,
     /// `settings.enforce`: the sandbox a confined call runs in.
     pub enforce: Enforce,
 }
@@ -215,6 +234,7 @@ impl Default for Settings {
             log_otlp: None,
             pinning: Permission::Prompt,
             enforce: Enforce::default(),
+            shadow: None,
         }
     }
 }

@@ -898,3 +898,134 @@ fn a_hook_on_a_bundle_rewrites_shell_calls_to_run_on_the_same_bundle() {
     assert_eq!(log[1]["front"], "run", "{log:?}");
     assert_eq!(log[1]["bundle"], "w1");
 }
+
+#[test]
+fn the_bundle_version_is_in_every_log_line_and_in_doctor() {
+    let env = Env::new("every-line");
+    let (public, secret) = env.keygen("team");
+    let home = env.path("home");
+    let bundle = build(&env, "team.bundle", "2026.12.06");
+    minisign_sign(&bundle, &secret);
+    let vars = [
+        ("ZERO_POLICY_BUNDLE", bundle.as_os_str()),
+        ("ZERO_POLICY_BUNDLE_KEY", public.as_os_str()),
+    ];
+    // An allow, a deny, a prompt, and a call the hook cannot read (an error line).
+    for command in ["git status", "rm -rf /", "git push origin main"] {
+        let out = env.hook_env(&vars, command, &home);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["hook", "claude-code"])
+        .current_dir(env.path("work"))
+        .env("HOME", &home)
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("ZERO_POLICY_CACHE")
+        .envs(vars.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"hook_event_name": "PreToolUse"}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let log = env.log(&home);
+    let decisions: Vec<&str> = log
+        .iter()
+        .map(|l| l["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["allow", "deny", "prompt", "error"]);
+    for line in &log {
+        assert_eq!(line["bundle"], "2026.12.06", "{line}");
+    }
+
+    // `doctor` names the version in force, and that the signature verified.
+    let out = env.zp_home(
+        [
+            "doctor".as_ref(),
+            "claude-code".as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+            "--bundle".as_ref(),
+            bundle.as_os_str(),
+            "--key".as_ref(),
+            public.as_os_str(),
+        ],
+        &home,
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = report["checks"].as_array().unwrap();
+    let check = |name: &str| checks.iter().find(|c| c["check"] == name).cloned();
+    let b = check("bundle").unwrap();
+    assert_eq!(b["level"], "ok");
+    assert_eq!(
+        env.redact(b["detail"].as_str().unwrap().as_bytes()),
+        "version 2026.12.06 from [DIR]/team.bundle, signature verified"
+    );
+    assert!(
+        check("policy").unwrap()["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("from the bundle, version 2026.12.06"),
+        "{report}"
+    );
+
+    // A forged bundle: doctor warns that the last good one is in force.
+    let (_, other) = env.keygen("other");
+    minisign_sign(&bundle, &other);
+    let out = env.zp_home(
+        [
+            "doctor".as_ref(),
+            "claude-code".as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+            "--bundle".as_ref(),
+            bundle.as_os_str(),
+            "--key".as_ref(),
+            public.as_os_str(),
+        ],
+        &home,
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "bundle")
+        .cloned()
+        .unwrap();
+    assert_eq!(b["level"], "warn", "{report}");
+    let detail = b["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("version 2026.12.06 in force (the last good one): the bundle"),
+        "{detail}"
+    );
+
+    // No good bundle ever seen on this machine: doctor fails, exit 1.
+    let fresh = env.path("fresh");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let out = env.zp_home(
+        [
+            "doctor".as_ref(),
+            "claude-code".as_ref(),
+            "--bundle".as_ref(),
+            bundle.as_os_str(),
+            "--key".as_ref(),
+            public.as_os_str(),
+        ],
+        &fresh,
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = env.redact(&out.stdout);
+    assert!(
+        text.starts_with("fail  bundle ")
+            && text.contains(": with no good bundle, every hook call is blocked"),
+        "{text}"
+    );
+}

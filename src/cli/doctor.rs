@@ -34,6 +34,9 @@ pub struct Args {
     /// "level", "detail"}]}`).
     #[arg(long, value_enum, default_value = "human")]
     pub format: crate::cli::Format,
+    /// The signed bundle the hooks take their policy from, as `hook` reads it.
+    #[command(flatten)]
+    pub bundle: crate::cli::BundleArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -75,11 +78,17 @@ pub fn run(args: &Args) -> u8 {
         lines: String::new(),
         checks: Vec::new(),
     };
-    let source = crate::cli::hook::source(
-        &args.paths,
-        std::env::var_os("ZERO_POLICY_PATH"),
-        crate::log::home(),
-    );
+    let source = match args.bundle.source(!args.paths.is_empty()) {
+        None => crate::cli::hook::source(
+            &args.paths,
+            std::env::var_os("ZERO_POLICY_PATH"),
+            crate::log::home(),
+        ),
+        Some(found) => match bundle_check(&mut r, found) {
+            Some(source) => source,
+            None => return finish(&r, args.format),
+        },
+    };
     let loaded = match source.load(crate::loader::Purpose::Decide) {
         Ok(l) => l,
         Err(e) => {
@@ -105,6 +114,9 @@ pub fn run(args: &Args) -> u8 {
                 "policy",
                 &format!("{} files load from {where_from}", policy.files.len()),
             );
+            if let Some(spec) = &policy.settings.shadow {
+                shadow_check(&mut r, spec, &source);
+            }
             crate::Registry::new(policy).ok()
         }
         None => {
@@ -179,7 +191,12 @@ pub fn run(args: &Args) -> u8 {
             check_installed(&mut r, agent, file);
         }
     }
-    match args.format {
+    finish(&r, args.format)
+}
+
+/// Prints the report and returns the exit code.
+fn finish(r: &Report, format: crate::cli::Format) -> u8 {
+    match format {
         crate::cli::Format::Human => crate::output::stdout(&r.lines),
         crate::cli::Format::Json => {
             let doc = serde_json::json!({"ok": r.worst != Level::Fail, "checks": r.checks});
@@ -192,6 +209,91 @@ pub fn run(args: &Args) -> u8 {
     match r.worst {
         Level::Ok | Level::Warn => crate::cli::EXIT_OK,
         Level::Fail => crate::cli::EXIT_FAIL,
+    }
+}
+
+/// The bundle check: the version in force (the bundle's, or the last good
+/// one's with why the bundle was refused), or a failure when there is none,
+/// and then no source to check further.
+fn bundle_check(
+    r: &mut Report,
+    found: Result<crate::bundle::source::BundleSource, String>,
+) -> Option<crate::cli::Source> {
+    let resolved = found.and_then(|src| {
+        let resolved = src.resolve(crate::bundle::source::cache_root().as_deref())?;
+        Ok((src, resolved))
+    });
+    match resolved {
+        Ok((src, resolved)) => {
+            let version = resolved.bundle.version().to_string();
+            let at = src.location.display().to_string();
+            match &resolved.note {
+                None => r.say(
+                    Level::Ok,
+                    "bundle",
+                    &format!("version {version} from {at}, signature verified"),
+                ),
+                Some(note) => r.say(
+                    Level::Warn,
+                    "bundle",
+                    &format!("version {version} in force (the last good one): {note}"),
+                ),
+            }
+            Some(crate::cli::Source::Bundle {
+                bundle: Box::new(resolved.bundle),
+                places: src.places(),
+            })
+        }
+        Err(e) => {
+            r.say(
+                Level::Fail,
+                "bundle",
+                &format!("{e}: with no good bundle, every hook call is blocked"),
+            );
+            None
+        }
+    }
+}
+
+/// The shadow check: the shadow policy loads, or is ignored (a warning:
+/// the policy in force still decides every call).
+fn shadow_check(r: &mut Report, spec: &crate::policy::Shadow, source: &crate::cli::Source) {
+    match crate::shadow::load(
+        spec,
+        crate::loader::Purpose::Decide,
+        &source.places(),
+        false,
+    ) {
+        Ok(shadow) => {
+            let from = match &shadow.bundle {
+                Some(v) => format!("{}, version {v}", crate::shadow::describe(spec)),
+                None => crate::shadow::describe(spec),
+            };
+            let note = shadow
+                .note
+                .as_ref()
+                .map_or_else(String::new, |n| format!(" ({n})"));
+            r.say(
+                if shadow.note.is_some() {
+                    Level::Warn
+                } else {
+                    Level::Ok
+                },
+                "shadow policy",
+                &format!(
+                    "{} files load from {from}{note}; each call's log line says what it would decide",
+                    shadow.policy.files.len()
+                ),
+            );
+        }
+        Err(why) => r.say(
+            Level::Warn,
+            "shadow policy",
+            &format!(
+                "{}; the policy in force decides alone",
+                crate::shadow::failure(spec, &why)
+            ),
+        ),
     }
 }
 

@@ -152,6 +152,7 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
                 input,
                 Err(why),
                 Some(RunPolicy::Builtin),
+                None,
                 started,
             );
         }
@@ -198,16 +199,32 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
     };
     let mut decided = match load(&source, args.agent.as_str()) {
         Ok((policy, registry)) => {
-            let decided = hooks::decide(
+            let shadow = registry.settings().shadow.as_ref().map(|spec| {
+                crate::shadow::load(
+                    spec,
+                    crate::loader::Purpose::DecideFor(args.agent.as_str()),
+                    &source.places(),
+                    true,
+                )
+                .map_err(|why| crate::shadow::failure(spec, &why))
+            });
+            let mut decided = hooks::decide(
                 args.agent,
                 input,
                 Ok((&policy, &registry)),
                 hook_policy,
+                shadow.as_ref().map(|s| s.as_ref().map_err(String::as_str)),
                 started,
             );
+            if let Some(Err(why)) = &shadow {
+                decided.answer.stderr.push_str(&format!(
+                    "zero-policy: {}\n",
+                    registry.scrubber().scrub_str(why)
+                ));
+            }
             // The process ends after this one call: freeing the policy's many
             // small allocations would only cost time (about 3% of the call).
-            std::mem::forget((policy, registry));
+            std::mem::forget((policy, registry, shadow));
             decided
         }
         Err(why) => hooks::decide(
@@ -215,6 +232,7 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
             input,
             Err(why),
             Some(RunPolicy::Builtin),
+            None,
             started,
         ),
     };

@@ -209,11 +209,11 @@ pub fn run(args: &Args) -> u8 {
             None => ask(&reason),
         };
     }
+    let shadow = shadow_record(&registry, &source, &call);
     if !(args.findings && decision == Decision::Allow) {
         log(
             (&policy, &registry, bundle.as_ref()),
-            &call,
-            &ev,
+            (&call, &ev, shadow.as_ref()),
             decision,
             started,
             &[],
@@ -325,13 +325,39 @@ pub fn run(args: &Args) -> u8 {
     }
     log(
         (&policy, &registry, bundle.as_ref()),
-        &call,
-        &ev,
+        (&call, &ev, shadow.as_ref()),
         decision,
         started,
         &blocked,
     );
     code
+}
+
+/// What the shadow policy (`settings.shadow`), if any, would decide for the
+/// call; a shadow that does not load is said on stderr and in the record.
+fn shadow_record(
+    registry: &Registry,
+    source: &Source,
+    call: &Call,
+) -> Option<crate::log::ShadowRecord> {
+    let spec = registry.settings().shadow.as_ref()?;
+    Some(
+        match crate::shadow::load(spec, crate::loader::Purpose::Decide, &source.places(), true) {
+            Ok(shadow) => {
+                let record = shadow.decide(call);
+                std::mem::forget(shadow);
+                record
+            }
+            Err(why) => {
+                let why = crate::shadow::failure(spec, &why);
+                crate::output::stderr(&format!(
+                    "zero-policy: {}\n",
+                    registry.scrubber().scrub_str(&why)
+                ));
+                crate::shadow::failed(&why, registry.scrubber())
+            }
+        },
+    )
 }
 
 /// A finding for a protected place the call created, which was removed.
@@ -405,8 +431,7 @@ fn ask(reason: &str) -> Decision {
 /// and the bundle it came from, if any.
 fn log(
     (policy, registry, bundle): (&Policy, &Registry, Option<&Resolved>),
-    call: &Call,
-    ev: &crate::Evaluation,
+    (call, ev, shadow): (&Call, &crate::Evaluation, Option<&crate::log::ShadowRecord>),
     answer: Decision,
     started: Instant,
     blocked: &[String],
@@ -438,6 +463,7 @@ fn log(
         rules: crate::log::RuleAt::of(&ev.matched),
         bundle: bundle.map(|b| b.bundle.version().to_string()),
         note: bundle.and_then(|b| b.note.clone()),
+        shadow: shadow.cloned(),
         ..crate::log::Record::default()
     };
     if let Err(e) = crate::log::append(&path, &record.line()) {

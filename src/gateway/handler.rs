@@ -495,6 +495,10 @@ impl Handler {
                 };
             }
         }
+        let shadow = evaluation.and(snapshot.shadow.as_ref()).map(|s| match s {
+            Ok(sh) => sh.decide(call),
+            Err(why) => crate::shadow::failed(why, registry.scrubber()),
+        });
         let (decision, matched, rules, answer) = match evaluation {
             Some(ev) => (
                 ev.decision.as_str().to_string(),
@@ -521,6 +525,7 @@ impl Handler {
                 LogArgs::Scrubbed => Some(scrubbed_args.clone()),
                 LogArgs::Omit => None,
             },
+            shadow,
             ..log::Record::default()
         });
     }

@@ -190,6 +190,33 @@ pub struct Snapshot {
     pub tools: Arc<Vec<McpTool>>,
     /// Deferred tools are behind `tool_search`.
     pub deferring: bool,
+    /// The shadow policy (`settings.shadow`) with the same upstreams, or
+    /// why it could not be loaded.
+    pub shadow: Option<Result<Arc<crate::shadow::Shadow>, String>>,
+}
+
+/// The shadow policy `policy` names, loaded; or why it is ignored (also
+/// said on stderr).
+fn load_shadow(
+    policy: &Policy,
+    places: &[PathBuf],
+) -> Option<Result<Arc<crate::shadow::Shadow>, String>> {
+    let spec = policy.settings.shadow.as_ref()?;
+    Some(
+        match crate::shadow::load(spec, loader::Purpose::Check, places, false) {
+            Ok(s) => {
+                if let Some(note) = &s.note {
+                    crate::output::stderr(&format!("zero-policy serve: shadow: {note}\n"));
+                }
+                Ok(Arc::new(s))
+            }
+            Err(why) => {
+                let why = crate::shadow::failure(spec, &why);
+                crate::output::stderr(&format!("zero-policy serve: {why}\n"));
+                Err(why)
+            }
+        },
+    )
 }
 
 /// The gateway's shared state.
@@ -204,6 +231,8 @@ pub struct Gateway {
     /// Cancelled on shutdown: every in-flight call ends, every supervisor stops.
     pub shutdown: CancellationToken,
     pub(crate) session: Session,
+    /// The shadow policy as loaded, before its upstreams' tools are added.
+    shadow: Mutex<Option<Result<Arc<crate::shadow::Shadow>, String>>>,
     log: log_writer::LogWriter,
     /// Connections retired while calls may still use them; closed at shutdown.
     pub(crate) retired: Mutex<Vec<Connection>>,
@@ -239,12 +268,13 @@ impl Gateway {
     /// The lock cannot be read, or the registry cannot be built.
     pub fn new(source: PolicySource, policy: Policy) -> Result<Arc<Gateway>, String> {
         let lock = Lock::read(&source.lock_path())?.map(Arc::new);
+        let shadow = load_shadow(&policy, &source.places());
         let snapshot = build_snapshot(
             &policy,
             lock.clone(),
-            &BTreeMap::new(),
-            &BTreeMap::new(),
+            (&BTreeMap::new(), &BTreeMap::new()),
             &source.places(),
+            shadow.as_ref(),
         )?;
         let log = log_writer::LogWriter::start(
             policy.settings.log_path.clone(),
@@ -264,6 +294,7 @@ impl Gateway {
             peers: Mutex::new(Vec::new()),
             shutdown: CancellationToken::new(),
             session: Session::default(),
+            shadow: Mutex::new(shadow),
             log,
             retired: Mutex::new(Vec::new()),
             supervisors: upstreams::Supervisors::default(),
@@ -302,8 +333,15 @@ impl Gateway {
         // Check it builds before anything is swapped.
         let live = lock_or_recover(&self.live).clone();
         let status = lock_or_recover(&self.status).clone();
-        let snapshot =
-            build_snapshot(&policy, lock.clone(), &live, &status, &self.source.places())?;
+        let shadow = load_shadow(&policy, &self.source.places());
+        let snapshot = build_snapshot(
+            &policy,
+            lock.clone(),
+            (&live, &status),
+            &self.source.places(),
+            shadow.as_ref(),
+        )?;
+        *lock_or_recover(&self.shadow) = shadow;
         self.log.set_path(
             policy.settings.log_path.clone(),
             policy.settings.log_chain,
@@ -325,7 +363,14 @@ impl Gateway {
         let lock = lock_or_recover(&self.lock).clone();
         let live = lock_or_recover(&self.live).clone();
         let status = lock_or_recover(&self.status).clone();
-        match build_snapshot(&policy, lock, &live, &status, &self.source.places()) {
+        let shadow = lock_or_recover(&self.shadow).clone();
+        match build_snapshot(
+            &policy,
+            lock,
+            (&live, &status),
+            &self.source.places(),
+            shadow.as_ref(),
+        ) {
             Ok(s) => self.install(s).await,
             Err(e) => self.note(&format!("cannot rebuild the registry: {e}")),
         }
@@ -523,10 +568,44 @@ impl Gateway {
 fn build_snapshot(
     policy: &Policy,
     lock: Option<Arc<Lock>>,
+    (live, status): (&BTreeMap<String, Live>, &BTreeMap<String, Status>),
+    places: &[PathBuf],
+    shadow: Option<&Result<Arc<crate::shadow::Shadow>, String>>,
+) -> Result<Snapshot, String> {
+    let registry = build_registry(policy, lock.clone(), live, status, places)?;
+    // The shadow decides MCP calls with the tools of the same upstreams (the
+    // servers it declares by the same names); it guards what the policy in
+    // force guards, and its own files.
+    let shadow = shadow.map(|s| {
+        let s = s.as_ref().map_err(Clone::clone)?;
+        let guarded: Vec<PathBuf> = places.iter().chain(&s.places).cloned().collect();
+        build_registry(&s.policy, lock, live, status, &guarded)
+            .map(|r| Arc::new(s.with_registry(r)))
+            .map_err(|e| format!("the shadow policy is ignored: it cannot be used: {e}"))
+    });
+    let (listed, deferring) = registry.advertised_where(served);
+    let mut tools: Vec<McpTool> = listed.iter().map(|t| listed_tool(t, live)).collect();
+    if deferring {
+        tools.push(handler::tool_search_tool());
+    }
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Snapshot {
+        registry: Arc::new(registry),
+        policy_hash: log::policy_hash(&policy.files),
+        tools: Arc::new(tools),
+        deferring,
+        shadow,
+    })
+}
+
+/// A registry of `policy` with the tools of the live upstreams it declares.
+fn build_registry(
+    policy: &Policy,
+    lock: Option<Arc<Lock>>,
     live: &BTreeMap<String, Live>,
     status: &BTreeMap<String, Status>,
     places: &[PathBuf],
-) -> Result<Snapshot, String> {
+) -> Result<Registry, String> {
     let mut registry = Registry::new(policy).map_err(|e| e.to_string())?;
     registry.set_lock(lock);
     registry.guard(places);
@@ -565,18 +644,7 @@ fn build_snapshot(
             }),
         }
     }
-    let (listed, deferring) = registry.advertised_where(served);
-    let mut tools: Vec<McpTool> = listed.iter().map(|t| listed_tool(t, live)).collect();
-    if deferring {
-        tools.push(handler::tool_search_tool());
-    }
-    tools.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(Snapshot {
-        registry: Arc::new(registry),
-        policy_hash: log::policy_hash(&policy.files),
-        tools: Arc::new(tools),
-        deferring,
-    })
+    Ok(registry)
 }
 
 /// A registered tool as `tool_search` shows it: name, description, input

@@ -505,12 +505,15 @@ pub struct Decided {
 /// `hook_policy` is where the policy was read from, for the `zero-policy run`
 /// a rewritten shell call goes through; `None` where `run` cannot read the
 /// same policy: then no call is rewritten or decided as confined.
+/// `shadow` is the shadow policy (`settings.shadow`), or why it could not
+/// be loaded: its decision goes into the record only.
 #[must_use]
 pub fn decide(
     agent: Agent,
     input: Result<Vec<u8>, String>,
     loaded: Result<(&Policy, &Registry), String>,
     hook_policy: Option<confine::RunPolicy<'_>>,
+    shadow: Option<Result<&crate::shadow::Shadow, &str>>,
     started: Instant,
 ) -> Decided {
     let parsed = input.and_then(|bytes| agent.parse(&bytes));
@@ -565,6 +568,16 @@ pub fn decide(
         .filter(|_| crate::sandbox::probe().available());
     call.confined = key.is_some();
     let ev = registry.decide_call(&call);
+    // The shadow decides the same call, named as its own manifests name it,
+    // and confined as the call in force will be.
+    let shadowed = shadow.map(|s| match s {
+        Ok(sh) => {
+            let mut c = parsed.call(agent, &sh.registry);
+            c.confined = call.confined;
+            sh.decide(&c)
+        }
+        Err(why) => crate::shadow::failed(why, registry.scrubber()),
+    });
     let (verdict, mut reason) = verdict(&ev, settings, agent, parsed.can_ask);
     if let (Some(why), Verdict::Deny | Verdict::Defer) = (&parsed.headless, verdict)
         && ev.decision != Decision::Deny
@@ -625,6 +638,7 @@ pub fn decide(
         policy: hash,
         duration_us: elapsed_us(started),
         args,
+        shadow: shadowed,
         ..Record::default()
     };
     Decided {

@@ -316,6 +316,128 @@ impl Builder {
         if let Some(enforce) = &raw.enforce {
             self.enforce(file, enforce);
         }
+        if let Some(shadow) = &raw.shadow {
+            self.shadow(file, shadow);
+        }
+    }
+
+    /// `settings.shadow`: paths, or a bundle with its key; every path
+    /// absolute or `~/…`, since hooks run in the agent's working folder.
+    fn shadow(&mut self, file: &SourceFile, raw: &crate::model::RawShadow) {
+        let first = raw
+            .paths
+            .as_ref()
+            .and_then(|p| p.first())
+            .or(raw.bundle.as_ref())
+            .or(raw.key.as_ref())
+            .or(raw.ca.as_ref());
+        let Some(first) = first else {
+            // `shadow: {}` or `paths: []`: nothing is shadowed; say so.
+            self.diags.push(
+                Diagnostic::new(Code::InvalidValue, "`shadow` names no policy".to_string())
+                    .at(Location {
+                        file: file.clone(),
+                        span: crate::diagnostic::Span {
+                            offset: file.text.find("shadow:").unwrap_or(0),
+                            len: 6,
+                        },
+                    })
+                    .help("give `paths: [...]`, or `bundle:` and `key:`; or remove `shadow`"),
+            );
+            return;
+        };
+        if !self.setting("shadow", file, first) {
+            return;
+        }
+        let mut bad = |at: &Spanned<String>, message: String, help: &str| {
+            self.diags.push(
+                Diagnostic::new(Code::InvalidValue, message)
+                    .at(origin(file, at).location())
+                    .help(help.to_string()),
+            );
+        };
+        let placed = |p: &str| p.starts_with("~/") || Path::new(p).is_absolute();
+        const PLACED: &str = "hooks run in the agent's working folder; give an absolute path or one starting with `~/`";
+        match (&raw.paths, &raw.bundle) {
+            (Some(_), Some(b)) => bad(
+                b,
+                "`shadow` has both `paths` and `bundle`".into(),
+                "a shadow policy comes from files or from a bundle; keep one",
+            ),
+            (None, None) => bad(
+                first,
+                "`shadow` has neither `paths` nor `bundle`".into(),
+                "give `paths: [...]`, or `bundle:` and `key:`",
+            ),
+            (Some(paths), None) => {
+                if let Some(k) = raw.key.as_ref().or(raw.ca.as_ref()) {
+                    bad(
+                        k,
+                        "`shadow.key` and `shadow.ca` go with `shadow.bundle`, not `paths`".into(),
+                        "remove them, or give the bundle instead of the paths",
+                    );
+                } else if let Some(p) = paths.iter().find(|p| !placed(&p.value)) {
+                    bad(
+                        p,
+                        format!("`shadow.paths` entry `{}` is relative", p.value),
+                        PLACED,
+                    );
+                } else {
+                    self.settings.shadow = Some(crate::policy::Shadow::Paths(
+                        paths.iter().map(|p| p.value.clone()).collect(),
+                    ));
+                }
+            }
+            (None, Some(bundle)) => {
+                let url = bundle.value.starts_with("https://");
+                let key_is_file = |k: &str| !k.starts_with("RW") || k.contains('/');
+                match &raw.key {
+                    None => bad(
+                        bundle,
+                        "`shadow.bundle` has no `key`".into(),
+                        "give the minisign public key it must be signed with: a `.pub` file or the key itself (`RW…`)",
+                    ),
+                    Some(k) if key_is_file(&k.value) && !placed(&k.value) => {
+                        bad(k, format!("`shadow.key` `{}` is relative", k.value), PLACED);
+                    }
+                    Some(_) if bundle.value.contains("://") && !url => bad(
+                        bundle,
+                        format!(
+                            "`shadow.bundle` `{}` is not an `https://` URL",
+                            bundle.value
+                        ),
+                        "bundles are fetched over HTTPS only; give an `https://` URL or a file",
+                    ),
+                    Some(_) if !url && !placed(&bundle.value) => bad(
+                        bundle,
+                        format!("`shadow.bundle` `{}` is relative", bundle.value),
+                        PLACED,
+                    ),
+                    Some(k) => match &raw.ca {
+                        Some(ca) if !url => bad(
+                            ca,
+                            "`shadow.ca` is given for a bundle that is not at an `https://` URL"
+                                .into(),
+                            "a CA is only used over TLS; remove `ca`",
+                        ),
+                        Some(ca) if !placed(&ca.value) => {
+                            bad(
+                                ca,
+                                format!("`shadow.ca` `{}` is relative", ca.value),
+                                PLACED,
+                            );
+                        }
+                        _ => {
+                            self.settings.shadow = Some(crate::policy::Shadow::Bundle {
+                                location: bundle.value.clone(),
+                                key: k.value.clone(),
+                                ca: raw.ca.as_ref().map(|c| c.value.clone()),
+                            });
+                        }
+                    },
+                }
+            }
+        }
     }
 
     fn enforce(&mut self, file: &SourceFile, raw: &crate::model::RawEnforce) {

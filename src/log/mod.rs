@@ -10,6 +10,7 @@
 //! SHA-256 of the line before it ([`chain`]), written under an exclusive lock.
 
 pub mod chain;
+pub mod diff;
 pub mod otlp;
 pub mod ship;
 pub mod syslog;
@@ -60,6 +61,9 @@ pub struct Record {
     /// The call's arguments, scrubbed; absent with `log.args: omit`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<serde_json::Value>,
+    /// With `settings.shadow`: what the shadow policy would have decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<ShadowRecord>,
     /// What the sandbox refused the call as it ran (`run --findings`), each
     /// `what target (ERROR)`; absent when none was looked for or found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -72,6 +76,36 @@ pub struct Record {
     /// without its newline; of the empty string for the first line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prev: Option<String>,
+}
+
+/// What a shadow policy (`settings.shadow`) would have decided: logged
+/// beside the decision in force, never obeyed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ShadowRecord {
+    /// `allow`, `prompt`, `deny` or `reject`; `error` when the shadow
+    /// policy could not decide (`error` says why).
+    pub decision: String,
+    /// Why, scrubbed.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The ids of the shadow's rules that matched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<String>,
+    /// Those rules, each with the file and line it is written at.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleAt>,
+    /// The hash of the shadow policy's files.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub policy: String,
+    /// The version of the shadow bundle, if it came from one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
+    /// A refused shadow bundle whose last good one decided instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Why the shadow policy could not decide.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// A matched rule and where it is written.
