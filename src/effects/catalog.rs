@@ -35,6 +35,9 @@ pub enum Kind {
     Delete,
     /// The folder the command runs in.
     Cwd,
+    /// The folder the command's operands resolve from, not its option values
+    /// (`tar -C DIR`: the archive named by `-f` stays where the call was).
+    OperandsCwd,
     /// A URL fetched or sent to.
     Fetch,
     /// A host reached over the network.
@@ -76,6 +79,7 @@ impl Kind {
         ("dest", Kind::Dest),
         ("delete", Kind::Delete),
         ("cwd", Kind::Cwd),
+        ("operands_cwd", Kind::OperandsCwd),
         ("fetch", Kind::Fetch),
         ("host", Kind::Host),
         ("connect", Kind::Connect),

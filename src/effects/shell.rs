@@ -1956,6 +1956,7 @@ impl Analyzer<'_, '_> {
         }
         // Options first: they set the folder, the layout and recursion.
         let mut values: Vec<(Kind, Word)> = Vec::new();
+        let mut operand_cwds: Option<Vec<String>> = None;
         for (k, (index, value)) in parsed.options.iter().enumerate() {
             let opt = spec.option(*index);
             c.options.push(
@@ -1990,6 +1991,10 @@ impl Analyzer<'_, '_> {
                         .iter()
                         .map(|cwd| v.to_path(cwd, self.home()))
                         .collect();
+                } else if kind == Kind::OperandsCwd {
+                    let from = operand_cwds.as_ref().unwrap_or(&ctx.cwds);
+                    operand_cwds =
+                        Some(from.iter().map(|cwd| v.to_path(cwd, self.home())).collect());
                 } else {
                     values.push((kind, v.clone()));
                 }
@@ -2033,10 +2038,16 @@ impl Analyzer<'_, '_> {
                 for (kind, v) in values {
                     self.apply_kind(kind, &v, c, ctx, nested, reasons);
                 }
+                if let Some(d) = operand_cwds {
+                    ctx.cwds = d;
+                }
                 return;
             };
             for (kind, v) in values {
                 self.apply_kind(kind, &v, c, ctx, nested, reasons);
+            }
+            if let Some(d) = operand_cwds {
+                ctx.cwds = d;
             }
             match first.literal().and_then(|n| spec.subcommand(&n).cloned()) {
                 Some(sub) => self.apply_spec(&sub, rest, c, ctx, nested, reasons, false),
@@ -2057,6 +2068,10 @@ impl Analyzer<'_, '_> {
         }
         for (kind, v) in values {
             self.apply_kind(kind, &v, c, ctx, nested, reasons);
+        }
+        // Operands resolve from `tar -C DIR`; the option values did not.
+        if let Some(d) = operand_cwds {
+            ctx.cwds = d;
         }
         let layout = ctx.layout.clone().unwrap_or_else(|| spec.operands.clone());
         let mut operands: &[Word] = &parsed.operands;
@@ -2337,7 +2352,7 @@ impl Analyzer<'_, '_> {
                     }
                 }
             }
-            Kind::Cwd => ctx.cwds = paths_of(w, ctx),
+            Kind::Cwd | Kind::OperandsCwd => ctx.cwds = paths_of(w, ctx),
             Kind::Fetch => c.fetches.push(match w.literal().or_else(|| as_written(w)) {
                 Some(u) => urls::parse_fetch(&u),
                 None => {
