@@ -1415,6 +1415,11 @@ pub struct RawCommand {
     /// the subcommand `env` is npm's own script).
     #[serde(default)]
     pub subcommand_optional: Option<bool>,
+    /// A path operand written `HOST:PATH`, `USER@HOST:PATH` or `scp://HOST/PATH`
+    /// names a file on HOST: a connection to HOST, not a local path (`scp`,
+    /// `rsync`). As the program does, a `:` before any `/` makes it remote.
+    #[serde(default)]
+    pub remote_operands: Option<bool>,
     /// The first word may be short options without a dash (`tar czf A`, `ar rcs`).
     #[serde(default)]
     pub traditional: Option<bool>,

@@ -282,6 +282,8 @@ pub struct Spec {
     pub ignore_case: bool,
     /// An operand that names no subcommand is an operand (`npm run SCRIPT`).
     pub subcommand_optional: bool,
+    /// A path operand `HOST:PATH` is a connection to HOST (`scp`, `rsync`).
+    pub remote_operands: bool,
     /// The first word may be a bundle of short options without a dash.
     pub traditional: bool,
     /// The options.
@@ -488,6 +490,7 @@ fn compile_inner(raw: &RawCommand, name: &str, errors: &mut Vec<String>, depth: 
         }),
         ignore_case: raw.ignore_case.unwrap_or(false),
         subcommand_optional: raw.subcommand_optional.unwrap_or(false),
+        remote_operands: raw.remote_operands.unwrap_or(false),
         traditional: raw.traditional.unwrap_or(false),
         stdin_code: raw.stdin == Some(StdinKind::Code),
         stdin_script: raw.stdin == Some(StdinKind::Script),

@@ -1812,6 +1812,7 @@ impl Analyzer<'_, '_> {
             code_by_tag: false,
             options_unknown: false,
             operand: false,
+            remote_operands: spec.remote_operands,
             in_place: None,
             dests: Vec::new(),
             listed: Vec::new(),
@@ -2299,6 +2300,30 @@ impl Analyzer<'_, '_> {
         nested: &mut Vec<Nested>,
         reasons: &mut Vec<String>,
     ) {
+        if ctx.operand
+            && ctx.remote_operands
+            && matches!(
+                kind,
+                Kind::Read | Kind::Write | Kind::Dest | Kind::Delete | Kind::Tree
+            )
+        {
+            if let Some(remote) = remote_operand(w) {
+                match remote {
+                    // `HOST:PATH`: the program runs ssh to reach HOST.
+                    Remote::Ssh(host) => nested.push(Nested::Command(vec![Word::lit("ssh"), host])),
+                    // `HOST::MODULE`, `rsync://HOST/…`: its own protocol.
+                    Remote::Direct(fetch) => c.fetches.push(fetch),
+                }
+                return;
+            }
+            // An expansion may make it `HOST:PATH`: both, then.
+            if could_be_remote(w) {
+                nested.push(Nested::Command(vec![
+                    Word::lit("ssh"),
+                    Word::unknown(&w.raw),
+                ]));
+            }
+        }
         let home = self.home().to_string();
         let paths_of = |w: &Word, ctx: &SpecRun| ctx.paths(w, &home);
         // A file a program reads or runs may be given as a URL (`xmllint
@@ -3323,6 +3348,83 @@ impl Analyzer<'_, '_> {
     }
 }
 
+/// How a remote operand of `scp` or `rsync` is reached.
+enum Remote {
+    /// Through `ssh HOST` (the word is the host, or unknown).
+    Ssh(Word),
+    /// Over the program's own protocol.
+    Direct(urls::Fetch),
+}
+
+/// A remote operand of `scp` or `rsync`: `[USER@]HOST:PATH` or
+/// `scp://[USER@]HOST[:PORT]/PATH`, reached through ssh, or `HOST::MODULE` and
+/// `rsync://HOST/MODULE`, reached directly. A `:` before any `/` in the text
+/// known before an expansion makes it remote, as these programs read it; a
+/// host not all known could be any. `None` for a local path.
+fn remote_operand(w: &Word) -> Option<Remote> {
+    let known = w.lit_prefix();
+    let host_word = |host: &str, complete: bool| {
+        if complete && !host.is_empty() && !host.starts_with('[') {
+            Word::lit(host)
+        } else {
+            Word::unknown(&w.raw)
+        }
+    };
+    if let Some((scheme, rest)) = known.split_once("://") {
+        let (authority, complete) = match rest.split_once('/') {
+            Some((a, _)) => (a, true),
+            None => (rest, w.is_literal()),
+        };
+        let host = authority.rsplit('@').next().unwrap_or("");
+        return match scheme {
+            "rsync" if complete => Some(Remote::Direct(urls::parse_fetch(&format!(
+                "rsync://{authority}"
+            )))),
+            "rsync" => Some(Remote::Direct(any_host(w))),
+            "scp" | "sftp" | "ssh" => {
+                let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+                Some(Remote::Ssh(host_word(host, complete)))
+            }
+            _ => None,
+        };
+    }
+    let colon = known.find(':')?;
+    if colon == 0 || known[..colon].contains('/') {
+        return None;
+    }
+    let host = known[..colon].rsplit('@').next().unwrap_or("");
+    if known[colon + 1..].starts_with(':') {
+        return Some(Remote::Direct(if host.is_empty() {
+            any_host(w)
+        } else {
+            urls::parse_fetch(&format!("rsync://{host}"))
+        }));
+    }
+    Some(Remote::Ssh(host_word(host, true)))
+}
+
+/// Whether an expansion or glob comes before the word's first `/`, so that
+/// it could make the word `HOST:PATH` (`~` and `$HOME` start with `/`).
+fn could_be_remote(w: &Word) -> bool {
+    use super::word::Part;
+    for part in &w.parts {
+        match part {
+            Part::Lit(t) if t.contains('/') => return false,
+            Part::Lit(_) => {}
+            Part::Home | Part::Cwd | Part::Pattern(_) => return false,
+            Part::Glob(_) | Part::Unknown { .. } => return true,
+        }
+    }
+    false
+}
+
+/// A connection to a host not known here.
+fn any_host(w: &Word) -> urls::Fetch {
+    let mut f = urls::parse_fetch("*");
+    f.url = w.raw.clone();
+    f
+}
+
 /// How one command's specification is being applied.
 struct SpecRun {
     cwds: Vec<String>,
@@ -3336,6 +3438,8 @@ struct SpecRun {
     options_unknown: bool,
     /// The word being applied is an operand (not an option's value).
     operand: bool,
+    /// Path operands `HOST:PATH` are remote files (`scp`, `rsync`).
+    remote_operands: bool,
     /// An in-place option was given: its backup suffix, if it has a value.
     in_place: Option<Option<Word>>,
     /// The `dest` paths given (not as whole trees): the sources' names are
