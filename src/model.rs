@@ -951,6 +951,11 @@ pub struct RawServer {
     /// the person). Neither unless listed; `roots` are always answered.
     #[serde(default)]
     pub allow: Vec<ServerAllow>,
+    /// How this server's tools and prompts are named, overriding
+    /// `settings.mcp_name_format` (`{tool}` keeps the server's own names).
+    /// Two servers whose names could collide are a load error.
+    #[schemars(with = "Option<String>")]
+    pub mcp_name_format: Option<Spanned<String>>,
 }
 
 /// A request a server may make of the client through the gateway.

@@ -472,11 +472,23 @@ pub struct ServerDef {
     pub resource_effects: Option<Arc<ToolEffects>>,
     /// What it may ask of the client through the gateway (`servers[].allow`).
     pub allow: Vec<crate::model::ServerAllow>,
+    /// Its own `mcp_name_format` and where it was written; `None` follows
+    /// `settings.mcp_name_format`.
+    pub mcp_name_format: Option<(String, Origin)>,
     /// Where the name was written.
     pub origin: Origin,
 }
 
 impl ServerDef {
+    /// How this server's tools are named: its own format, else `default`
+    /// (`settings.mcp_name_format`).
+    #[must_use]
+    pub fn name_format<'a>(&'a self, default: &'a str) -> &'a str {
+        self.mcp_name_format
+            .as_ref()
+            .map_or(default, |(f, _)| f.as_str())
+    }
+
     /// The safety, its origin (`file:line` of the override) and the effects the
     /// host imposes on the server's tool `remote`: the first matching override, else the server's.
     #[must_use]

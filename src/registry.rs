@@ -796,11 +796,17 @@ impl Registry {
     }
 
     /// A tool of a declared server that registered nothing, resolved from the
-    /// manifest alone: its safety, overrides and effects, no parameters.
+    /// manifest alone: its safety, overrides and effects, no parameters. A
+    /// server whose names have no prefix (`mcp_name_format: "{tool}"`) is left
+    /// out: every unknown name would be taken for one of its tools; its
+    /// tools are known once it has listed them.
     fn offline_tool(&self, name: &str) -> Option<RegisteredTool> {
-        let format = &self.settings.mcp_name_format;
         let (server, remote) = self.servers.iter().find_map(|s| {
+            let format = s.name_format(&self.settings.mcp_name_format);
             let prefix = mcp_name_prefix(format, &s.name);
+            if prefix.is_empty() {
+                return None;
+            }
             let suffix = format.split("{tool}").nth(1).unwrap_or("");
             let rest = name.strip_prefix(&prefix)?.strip_suffix(suffix)?;
             (!rest.is_empty()).then_some((s, rest.to_string()))
@@ -882,6 +888,18 @@ impl Registry {
         &self.settings
     }
 
+    /// How the tools of MCP server `server` are named: its own
+    /// `mcp_name_format`, else the settings' (also for an undeclared server).
+    #[must_use]
+    pub fn name_format(&self, server: &str) -> &str {
+        self.servers
+            .iter()
+            .find(|s| s.name == server)
+            .map_or(self.settings.mcp_name_format.as_str(), |s| {
+                s.name_format(&self.settings.mcp_name_format)
+            })
+    }
+
     /// The declared MCP servers.
     #[must_use]
     pub fn servers(&self) -> &[ServerDef] {
@@ -924,9 +942,12 @@ impl Registry {
     /// Whether `name` would be a tool of a declared MCP server (registered or not).
     #[must_use]
     pub fn is_mcp_name(&self, name: &str) -> bool {
-        self.servers
-            .iter()
-            .any(|s| name.starts_with(&mcp_name_prefix(&self.settings.mcp_name_format, &s.name)))
+        self.servers.iter().any(|s| {
+            name.starts_with(&mcp_name_prefix(
+                s.name_format(&self.settings.mcp_name_format),
+                &s.name,
+            ))
+        })
     }
 
     /// Whether a tool of that name is registered.

@@ -1776,3 +1776,150 @@ fn every_conformance_scenario_that_passes_directly_passes_through_the_gateway() 
         assert!(through.contains(&s.to_string()), "{s}: {through:?}");
     }
 }
+
+/// The conformance suite's client scenarios that do not need OAuth, with the
+/// gateway as the client under test: the suite's test server is the
+/// gateway's one upstream (streamable HTTP), and PyPI `mcp`'s client drives
+/// the gateway on stdio (tests/fixtures/gateway/conformance_client.py).
+/// The `auth/*` scenarios are left out: the gateway sends an upstream only the
+/// static `headers:` of its manifest entry, and speaks no OAuth (docs/gateway.md).
+#[test]
+fn the_conformance_client_scenarios_pass_with_the_gateway_as_the_client() {
+    let dir = deps_dir().join("conformance/node_modules/.bin");
+    let bin = require(dir.join("conformance"));
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let command = format!("{} {}", python(), gateway_fixture("conformance_client.py"));
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+    ] {
+        let out_dir = std::env::temp_dir().join(format!(
+            "zp-conformance-client-{scenario}-{}",
+            std::process::id()
+        ));
+        let out = Command::new(&bin)
+            .args([
+                "client",
+                "--command",
+                &command,
+                "--scenario",
+                scenario,
+                "-o",
+            ])
+            .arg(&out_dir)
+            .env("PATH", &path)
+            .env("ZP_BIN", BIN)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&out_dir);
+        // The suite prints its checks on stdout and its verdict on stderr.
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.contains("OVERALL: PASSED") && !text.contains("FAILURE"),
+            "{scenario} ({}):\n{text}",
+            out.status
+        );
+    }
+}
+
+// ---------------------------------------------------------------- names per server
+
+#[test]
+fn a_server_may_keep_its_own_names_alone_and_names_that_could_collide_do_not_load() {
+    let s = Scratch::new("names");
+    // One upstream, unprefixed: the client sees the server's own names, for
+    // tools and prompts, and decisions and the log use them.
+    let mut server = everything_allowed();
+    server.push_str("    mcp_name_format: \"{tool}\"\n");
+    s.write_policy(&policy_yaml(&s, "  defer_threshold: 0\n", &[server]));
+    let out = client(stdio_script(
+        &s,
+        "none",
+        json!([
+            {"op": "until_listed", "name": "echo", "seconds": 30},
+            {"op": "list"},
+            {"op": "call", "name": "echo", "args": {"message": "own name"}},
+            {"op": "prompts"},
+            {"op": "call", "name": "mcp__everything__echo", "args": {"message": "x"}},
+        ]),
+    ));
+    let r = &out["results"];
+    let listed = names(&r[1]);
+    assert!(listed.contains(&"echo".to_string()), "{listed:?}");
+    assert!(listed.iter().all(|n| !n.starts_with("mcp__")), "{listed:?}");
+    assert_eq!(r[2]["text"], "Echo: own name");
+    let prompts: Vec<&str> = r[3]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(prompts.contains(&"simple-prompt"), "{prompts:?}");
+    assert_eq!(r[4]["error"]["code"], -32602, "{}", r[4]);
+    assert!(s.log_lines().iter().any(|l| l["tool"] == "echo"));
+
+    // Beside a second server, unprefixed names could be the other's: a load
+    // error at the format, with file:line:col.
+    s.write_policy(&policy_yaml(
+        &s,
+        "",
+        &[
+            {
+                let mut e = everything_allowed();
+                e.push_str("    mcp_name_format: \"{tool}\"\n");
+                e
+            },
+            upstream_server("fixture", &[], ""),
+        ],
+    ));
+    let lint = Command::new(BIN)
+        .args(["lint", "--format", "github"])
+        .arg(s.policy())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&lint.stdout).into_owned() + &String::from_utf8_lossy(&lint.stderr);
+    assert_eq!(lint.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "the tool names of servers `everything` (any name) and `fixture` (`mcp__fixture__…`) could collide"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("gateway.yaml,line=11,col=22,"), "{text}");
+
+    // A prefix of its own that no other server's names start with is fine.
+    s.write_policy(&policy_yaml(
+        &s,
+        "  defer_threshold: 0\n",
+        &[
+            {
+                let mut e = everything_allowed();
+                e.push_str("    mcp_name_format: \"ev_{tool}\"\n");
+                e
+            },
+            upstream_server("fixture", &[], ""),
+        ],
+    ));
+    let out = client(stdio_script(
+        &s,
+        "none",
+        json!([
+            {"op": "until_listed", "name": "ev_echo", "seconds": 30},
+            {"op": "until_listed", "name": "mcp__fixture__pid", "seconds": 30},
+            {"op": "call", "name": "ev_echo", "args": {"message": "prefixed"}},
+        ]),
+    ));
+    assert_eq!(out["results"][2]["text"], "Echo: prefixed");
+}

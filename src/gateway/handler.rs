@@ -10,9 +10,10 @@
 //!   elicitation when the client declared the capability, else
 //!   `settings.on_prompt` decides; a refusal is a tool error with the reason;
 //!   an unknown name is the protocol's `-32602`. A client's cancellation (and
-//!   the gateway's shutdown) drops the upstream request (rmcp's client then
-//!   sends `notifications/cancelled` upstream; see docs/gateway.md for what
-//!   is not yet verified).
+//!   the gateway's shutdown) drops the upstream request, which sends
+//!   `notifications/cancelled` upstream (tests/gateway_faults.rs).
+//! - A request of a method served here whose params do not read is `-32602`
+//!   naming the method, not "method not found".
 
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
@@ -371,8 +372,7 @@ impl Handler {
         let started = Instant::now();
         let snapshot = self.gateway.snapshot();
         let registry = Arc::clone(&snapshot.registry);
-        let name =
-            crate::names::mcp_surface_name(&registry.settings().mcp_name_format, server, surface);
+        let name = crate::names::mcp_surface_name(registry.name_format(server), server, surface);
         let tool = match registry.lookup(&name, "") {
             Lookup::Found(t) if !t.offline => t,
             _ => {
@@ -613,6 +613,42 @@ impl Handler {
     }
 }
 
+/// Why a request of a method the gateway serves did not read as that
+/// method's request: rmcp hands such a request on as a custom one, which
+/// would be answered "method not found"; it is the client's params that are
+/// wrong (`-32602`). `None` for a method the gateway does not serve.
+#[expect(
+    deprecated,
+    reason = "logging is deprecated by SEP-2577, and still spoken by the servers"
+)]
+fn invalid_params(method: &str, params: Option<&Value>) -> Option<String> {
+    fn why<T: serde::de::DeserializeOwned>(params: Option<&Value>) -> String {
+        match params {
+            None => "the request has no params".into(),
+            Some(p) => match serde_json::from_value::<T>(p.clone()) {
+                Err(e) => e.to_string(),
+                Ok(_) => "they do not fit the method".into(),
+            },
+        }
+    }
+    Some(match method {
+        "tools/call" => why::<CallToolRequestParams>(params),
+        "resources/read" => why::<ReadResourceRequestParams>(params),
+        "resources/subscribe" | "resources/unsubscribe" => {
+            why::<rmcp::model::SubscribeRequestParams>(params)
+        }
+        "prompts/get" => why::<GetPromptRequestParams>(params),
+        "completion/complete" => why::<CompleteRequestParams>(params),
+        "logging/setLevel" => why::<rmcp::model::SetLevelRequestParams>(params),
+        "initialize" => why::<InitializeRequestParams>(params),
+        "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list" => {
+            why::<PaginatedRequestParams>(params)
+        }
+        "ping" => "they do not fit the method".into(),
+        _ => return None,
+    })
+}
+
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(self.capabilities())
@@ -638,6 +674,25 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        let method = request.method.escape_debug().to_string();
+        match invalid_params(&request.method, request.params.as_ref()) {
+            Some(why) => Err(ErrorData::invalid_params(
+                format!("invalid params for `{method}`: {why}"),
+                None,
+            )),
+            None => Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: `{method}`"),
+                None,
+            )),
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -541,6 +541,12 @@ impl Gateway {
     /// connection is closed and every child process reaped, and the log is flushed.
     pub async fn stop(&self) {
         self.shutdown.cancel();
+        // In-flight calls unwind first (bounded), so the cancellations they
+        // send upstream leave before the connections close.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+        while self.relays.in_flight() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
         // Each supervisor closes its own connection; bounded, in case one is stuck.
         self.supervisors
             .join(std::time::Duration::from_secs(10))
@@ -752,7 +758,9 @@ pub async fn run(gateway: Arc<Gateway>, transport: Transport) -> Result<(), Stri
             use rmcp::ServiceExt;
             let handler = handler::Handler::new(Arc::clone(&gateway));
             let served = async {
-                match handler.serve(rmcp::transport::stdio_pipes()).await {
+                let (read, write) = rmcp::transport::stdio_pipes();
+                let transport = crate::mcp::lines::Lines::<RoleServer, _, _>::new(read, write);
+                match handler.serve(transport).await {
                     Ok(running) => {
                         let _ = running.waiting().await;
                         Ok(())

@@ -155,6 +155,11 @@ impl Relays {
         last
     }
 
+    /// How many calls are in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        lock_or_recover(&self.callers).len()
+    }
+
     /// A new client session's number.
     pub(crate) fn session(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed) + 1
@@ -211,7 +216,7 @@ impl Relay {
                 front: "serve".into(),
                 session: String::new(),
                 tool: crate::names::mcp_surface_name(
-                    &gateway.snapshot().registry.settings().mcp_name_format,
+                    gateway.snapshot().registry.name_format(server),
                     server,
                     method,
                 ),

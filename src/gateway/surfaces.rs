@@ -4,7 +4,7 @@
 //! - Listings (`resources/list`, `resources/templates/list`, `prompts/list`)
 //!   gather every connected server's whole list (each server's cursors
 //!   followed to the end), in server-name order, scrubbed.
-//! - Prompt names are given as tool names are (`settings.mcp_name_format`):
+//! - Prompt names are given as tool names are (the server's `mcp_name_format`, else the settings'):
 //!   `mcp__{server}__{prompt}`. Resource URIs pass unchanged, so a link in a
 //!   tool result still reads; a URI is routed to the server that lists it, or
 //!   whose template matches it, or to the only server that offers resources.
@@ -115,14 +115,18 @@ impl Gateway {
     /// The prompt names the gateway gives, each with its server and the
     /// server's own name, from a fresh listing.
     pub(crate) async fn prompt_names(&self) -> (Vec<Value>, BTreeMap<String, (String, String)>) {
-        let format = self.snapshot().registry.settings().mcp_name_format.clone();
+        let snapshot = self.snapshot();
         let mut names = BTreeMap::new();
         let mut listed = Vec::new();
         for (server, mut item) in self.gather(PROMPTS).await {
             let Some(remote) = item.get("name").and_then(Value::as_str).map(str::to_string) else {
                 continue;
             };
-            let name = crate::names::mcp_tool_name(&format, &server, &remote);
+            let name = crate::names::mcp_tool_name(
+                snapshot.registry.name_format(&server),
+                &server,
+                &remote,
+            );
             if let Some(taken) = names.get_mut(&name) {
                 // Two prompts of one name: neither is reachable by it, both are dropped.
                 listed.retain(|p: &Value| p.get("name").and_then(Value::as_str) != Some(&name));

@@ -313,7 +313,6 @@ impl Parsed {
 /// The final name of an event's tool.
 #[must_use]
 pub fn tool_name(tool: &ToolRef, registry: &Registry) -> String {
-    let format = &registry.settings().mcp_name_format;
     match tool {
         ToolRef::Name(n) => n.clone(),
         ToolRef::Prefixed(n) => names::prefixed(n, registry),
@@ -349,7 +348,7 @@ pub fn tool_name(tool: &ToolRef, registry: &Registry) -> String {
                 })
                 .collect();
             match found.as_slice() {
-                [one] => mcp_tool_name(format, &one.name, tool),
+                [one] => mcp_tool_name(registry.name_format(&one.name), &one.name, tool),
                 // No declared server (or more than one) is reached this way: a
                 // name no tool can have, so the call is an unknown tool.
                 _ => format!("mcp__<undeclared>__{tool}"),

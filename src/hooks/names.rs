@@ -143,7 +143,7 @@ pub fn prefixed(name: &str, registry: &Registry) -> String {
     };
     match servers_named(registry, server).as_slice() {
         [one] => mcp_tool_name(
-            &registry.settings().mcp_name_format,
+            registry.name_format(&one.name),
             &one.name,
             &canonical_remote(one, tool, registry),
         ),
@@ -174,7 +174,7 @@ pub fn dashed(name: &str, registry: &Registry) -> String {
             let skip = one.name.chars().count() + 1;
             let tool: String = name.chars().skip(skip).collect();
             mcp_tool_name(
-                &registry.settings().mcp_name_format,
+                registry.name_format(&one.name),
                 &one.name,
                 &canonical_remote(one, &tool, registry),
             )
@@ -199,7 +199,7 @@ pub fn gemini_single(rest: &str, registry: &Registry) -> Option<String> {
         .max_by_key(|s| s.name.chars().count())?;
     let tool: String = rest.chars().skip(server.name.chars().count() + 1).collect();
     Some(mcp_tool_name(
-        &registry.settings().mcp_name_format,
+        registry.name_format(&server.name),
         &server.name,
         &canonical_remote(server, &tool, registry),
     ))
@@ -210,7 +210,7 @@ pub fn gemini_single(rest: &str, registry: &Registry) -> Option<String> {
 pub fn from_context(server: &str, tool: &str, registry: &Registry) -> String {
     match servers_named(registry, server).as_slice() {
         [one] => mcp_tool_name(
-            &registry.settings().mcp_name_format,
+            registry.name_format(&one.name),
             &one.name,
             &canonical_remote(one, tool, registry),
         ),

@@ -11,6 +11,7 @@ impl Builder {
                 s.connect_timeout = default_timeout;
             }
         }
+        self.name_collisions();
         // The tools each distinct `tools:` pattern matches, found once: a
         // literal name is looked up, a glob matched against every tool.
         let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -150,8 +151,58 @@ impl Builder {
     pub(super) fn mcp_prefixes(&self) -> Vec<String> {
         self.servers
             .iter()
-            .map(|s| crate::names::mcp_name_prefix(&self.settings.mcp_name_format, &s.name))
+            .map(|s| {
+                crate::names::mcp_name_prefix(
+                    s.name_format(&self.settings.mcp_name_format),
+                    &s.name,
+                )
+            })
             .collect()
+    }
+
+    /// Two servers whose tool names could be one name are a load error: each
+    /// server's names start with a literal prefix (`mcp__github__`; nothing
+    /// for `{tool}`), and two names can only be equal when one prefix starts
+    /// the other. So unprefixed names are for a policy with one server.
+    fn name_collisions(&mut self) {
+        let prefixes = self.mcp_prefixes();
+        let mut found = Vec::new();
+        for (j, b) in self.servers.iter().enumerate() {
+            for (i, a) in self.servers.iter().enumerate().take(j) {
+                let (pa, pb) = (&prefixes[i], &prefixes[j]);
+                if !(pa.starts_with(pb.as_str()) || pb.starts_with(pa.as_str())) {
+                    continue;
+                }
+                // Said where a format was written, else at the later server.
+                let at = b
+                    .mcp_name_format
+                    .as_ref()
+                    .or(a.mcp_name_format.as_ref())
+                    .map_or(&b.origin, |(_, o)| o);
+                let shown = |p: &str| {
+                    if p.is_empty() {
+                        "any name".to_string()
+                    } else {
+                        format!("`{p}…`")
+                    }
+                };
+                found.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!(
+                            "the tool names of servers `{}` ({}) and `{}` ({}) could collide",
+                            a.name,
+                            shown(pa),
+                            b.name,
+                            shown(pb)
+                        ),
+                    )
+                    .at(at.location())
+                    .help("give each server a prefix no other server's names start with (`mcp__{server}__{tool}` does); unprefixed names (`{tool}`) are for a policy with a single server"),
+                );
+            }
+        }
+        self.diags.extend(found);
     }
 
     /// Whether a glob could match some MCP tool name of a declared server.

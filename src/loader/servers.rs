@@ -154,7 +154,23 @@ impl Builder {
                 &format!("server `{name}`'s resource reads"),
             )))
         };
+        let mcp_name_format = raw.mcp_name_format.as_ref().and_then(|f| {
+            if f.value.contains("{tool}") {
+                Some((f.value.clone(), origin(file, f)))
+            } else {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("server `{name}`'s `mcp_name_format` has no `{{tool}}`"),
+                    )
+                    .at(origin(file, f).location())
+                    .help("its tools would all get the same name; include `{tool}`, e.g. `{tool}` or `{server}_{tool}`"),
+                );
+                None
+            }
+        });
         self.servers.push(ServerDef {
+            mcp_name_format,
             resource_effects,
             allow: raw.allow.clone(),
             name,

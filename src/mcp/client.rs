@@ -52,6 +52,8 @@ const TERM_EXIT: Duration = Duration::from_secs(1);
 const SERVICE_CLOSE: Duration = Duration::from_secs(3);
 /// How long an error path waits for a dying server's exit status and last stderr.
 const DEATH_GRACE: Duration = Duration::from_millis(500);
+/// How long closing waits for `notifications/cancelled` still being sent.
+const CANCEL_FLUSH: Duration = Duration::from_secs(1);
 /// Upper bound on `tools/list` pages, against a server whose cursors never end.
 const MAX_LIST_PAGES: usize = 10_000;
 
@@ -326,7 +328,8 @@ pub async fn connect_relayed(
         } => {
             let (child, stdout, stdin) =
                 ChildProc::spawn(command, args, env, cwd.as_deref()).map_err(connect_err)?;
-            let started = tokio::time::timeout(spec.timeout, side.serve((stdout, stdin)));
+            let transport = super::lines::Lines::<RoleClient, _, _>::new(stdout, stdin);
+            let started = tokio::time::timeout(spec.timeout, side.serve(transport));
             match started.await {
                 Ok(Ok(service)) => Service {
                     running: service,
@@ -396,6 +399,7 @@ pub async fn connect_relayed(
         list_timeout: spec.timeout,
         service,
         calls,
+        cancels: Arc::default(),
     }))
 }
 
@@ -658,6 +662,8 @@ struct RmcpClient {
     list_timeout: Duration,
     service: Service,
     calls: Arc<Calls>,
+    /// `notifications/cancelled` being sent for abandoned requests.
+    cancels: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 /// How a [`ServiceError`] is reported.
@@ -754,6 +760,7 @@ impl RmcpClient {
                 let mut guard = CancelOnDrop {
                     peer: peer.clone(),
                     id: Some(handle.id.clone()),
+                    sending: Arc::clone(&self.cancels),
                 };
                 let _tracked = Tracked::new(&self.calls, &handle.progress_token);
                 let answered = handle.await_response().await;
@@ -798,6 +805,7 @@ impl RmcpClient {
                 let mut guard = CancelOnDrop {
                     peer: peer.clone(),
                     id: Some(handle.id.clone()),
+                    sending: Arc::clone(&self.cancels),
                 };
                 let _tracked = Tracked::new(&self.calls, &handle.progress_token);
                 let answered = handle.await_response().await;
@@ -887,7 +895,15 @@ impl ToolClient for RmcpClient {
 
     fn close(self: Box<Self>) -> BoxFuture<'static, ()> {
         let Service { running, child } = self.service;
+        let cancels = std::mem::take(&mut *self.cancels.lock().unwrap_or_else(|p| p.into_inner()));
         Box::pin(async move {
+            // Cancellations of abandoned requests leave before the session ends.
+            let _ = tokio::time::timeout(CANCEL_FLUSH, async {
+                for c in cancels {
+                    let _ = c.await;
+                }
+            })
+            .await;
             // Ending the service closes the transport: a stdio server sees EOF.
             let _ = tokio::time::timeout(SERVICE_CLOSE, running.cancel()).await;
             if let Some(child) = child {
@@ -903,6 +919,8 @@ impl ToolClient for RmcpClient {
 struct CancelOnDrop {
     peer: rmcp::Peer<RoleClient>,
     id: Option<rmcp::model::RequestId>,
+    /// Where the sending task is kept, so closing the connection waits for it.
+    sending: Arc<Mutex<Vec<tokio::task::JoinHandle<()>>>>,
 }
 
 impl Drop for CancelOnDrop {
@@ -910,7 +928,7 @@ impl Drop for CancelOnDrop {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
+            let task = rt.spawn(async move {
                 let _ = peer
                     .send_notification(rmcp::model::ClientNotification::CancelledNotification(
                         rmcp::model::CancelledNotification::new(
@@ -922,6 +940,9 @@ impl Drop for CancelOnDrop {
                     ))
                     .await;
             });
+            let mut sending = self.sending.lock().unwrap_or_else(|p| p.into_inner());
+            sending.retain(|t| !t.is_finished());
+            sending.push(task);
         }
     }
 }

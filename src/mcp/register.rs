@@ -294,7 +294,7 @@ pub fn register_surfaces(
     capabilities: &serde_json::Value,
     connection: &Connection,
 ) -> Result<(), SkippedServer> {
-    let format = registry.settings().mcp_name_format.clone();
+    let format = registry.name_format(&server.name).to_string();
     let mut out = Vec::new();
     for (capability, surface, schema) in [
         (
@@ -622,7 +622,7 @@ fn plan(
     tools: &[RemoteTool],
     connection: &Connection,
 ) -> Result<Vec<NewTool>, SkippedServer> {
-    let format = registry.settings().mcp_name_format.clone();
+    let format = registry.name_format(&server.name).to_string();
     if let Some(i) = tools
         .iter()
         .position(|t| t.name.as_deref().is_none_or(|n| n.trim().is_empty()))
