@@ -215,7 +215,7 @@ pub struct Gateway {
     pub(crate) relays: relay::Relays,
 }
 
-mod log_writer;
+pub(crate) mod log_writer;
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -642,7 +642,7 @@ pub enum Transport {
 }
 
 /// Completes on SIGINT or SIGTERM.
-async fn signalled() {
+pub(crate) async fn signalled() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

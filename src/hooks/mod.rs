@@ -505,12 +505,14 @@ pub struct Decided {
 /// `hook_policy` is where the policy was read from, for the `zero-policy run`
 /// a rewritten shell call goes through; `None` where `run` cannot read the
 /// same policy: then no call is rewritten or decided as confined.
+/// `asker` says how to tell whether anyone can answer the agent's `ask`.
 #[must_use]
 pub fn decide(
     agent: Agent,
     input: Result<Vec<u8>, String>,
     loaded: Result<(&Policy, &Registry), String>,
     hook_policy: Option<confine::RunPolicy<'_>>,
+    asker: &headless::Asker,
     started: Instant,
 ) -> Decided {
     let parsed = input.and_then(|bytes| agent.parse(&bytes));
@@ -547,7 +549,7 @@ pub fn decide(
     };
     let mut parsed = parsed;
     if parsed.can_ask
-        && let Some(why) = headless::nobody_to_ask(agent)
+        && let Some(why) = asker.nobody_to_ask(agent)
     {
         // Gemini CLI would wait for ever for an answer nobody can give.
         parsed.can_ask = false;
