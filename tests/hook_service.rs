@@ -647,7 +647,11 @@ fn hundreds_of_parallel_clients_each_get_their_answer_and_one_log_line() {
     let threads: Vec<_> = (0..CLIENTS)
         .map(|i| {
             std::thread::spawn(move || {
-                let command = if i.is_multiple_of(2) { "git status" } else { "rm -rf /" };
+                let command = if i.is_multiple_of(2) {
+                    "git status"
+                } else {
+                    "rm -rf /"
+                };
                 let body = json!({
                     "session_id": format!("s{i}"),
                     "cwd": "/tmp",
@@ -683,7 +687,10 @@ fn hundreds_of_parallel_clients_each_get_their_answer_and_one_log_line() {
     assert_eq!(sessions.len(), CLIENTS);
     for l in &log {
         let i: usize = l["session"].as_str().unwrap()[1..].parse().unwrap();
-        assert_eq!(l["answer"], if i.is_multiple_of(2) { "allow" } else { "deny" });
+        assert_eq!(
+            l["answer"],
+            if i.is_multiple_of(2) { "allow" } else { "deny" }
+        );
     }
     assert_eq!(service.stop(), Some(0));
 }
@@ -900,14 +907,12 @@ fn init_http_wires_http_hooks_and_via_clients_idempotently_keeping_other_keys() 
         "{v}"
     );
 
+    // Copilot CLI skips a loopback `http://` hook unless a variable is set:
+    // it gets the client, which always fires.
     let said = init(&["init", "copilot", "--http", "127.0.0.1:8787"]);
     assert!(said.contains("COPILOT_HOOK_ALLOW_LOCALHOST=1"), "{said}");
-    let v = read(".github/hooks/zero-policy.json");
-    assert_eq!(
-        v["hooks"]["preToolUse"],
-        json!([{"type": "http", "url": "http://127.0.0.1:8787/hooks/copilot", "timeoutSec": 30}])
-    );
     for (agent, file) in [
+        ("copilot", ".github/hooks/zero-policy.json"),
         ("codex", ".codex/hooks.json"),
         ("gemini-cli", ".gemini/settings.json"),
         ("cursor", ".cursor/hooks.json"),

@@ -45,10 +45,12 @@ pub struct Args {
     #[arg(long)]
     pub trust: bool,
     /// Send the agent's events to a running `zero-policy serve --hooks` at
-    /// this URL (`http://127.0.0.1:PORT`): Claude Code and Copilot CLI get an
-    /// `http` hook, the other agents `zero-policy hook AGENT --via URL`,
-    /// which blocks the call when the service does not answer. Without it,
-    /// an `http` hook installed before is turned back into the command.
+    /// this URL (`http://127.0.0.1:PORT`): Claude Code gets an `http` hook
+    /// that blocks when the service is down, the other agents `zero-policy
+    /// hook AGENT --via URL`, which blocks the call when the service does
+    /// not answer (Copilot CLI skips a loopback `http` hook unless
+    /// `COPILOT_HOOK_ALLOW_LOCALHOST=1` is set where it runs). Without it, an
+    /// `http` hook installed before is turned back into the command.
     #[arg(long, value_name = "URL")]
     pub http: Option<String>,
 }
@@ -78,12 +80,15 @@ impl Hook {
     }
 }
 
-/// Whether the agent has an `http` hook type that `serve --hooks` answers.
+/// Whether `init --http` gives the agent an `http` hook (else the `--via`
+/// client). Copilot CLI has one too, and `serve --hooks` answers it, but
+/// 1.0.102 skips an `http` hook to a loopback `http://` URL unless
+/// `COPILOT_HOOK_ALLOW_LOCALHOST=1` is in its environment, and then the call
+/// runs (seen in `tests/real_agents.rs`): the client always fires.
 #[must_use]
 pub fn has_http_hooks(agent: Agent) -> bool {
-    matches!(agent, Agent::ClaudeCode | Agent::Copilot)
+    agent == Agent::ClaudeCode
 }
-
 /// Where the hook is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -582,6 +587,9 @@ pub fn run(args: &Args) -> u8 {
         if let Hook::Http { url, token } = &hook {
             text.push_str(&http_notes(args.agent, url, *token));
         }
+        if args.http.is_some() && args.agent == Agent::Copilot {
+            text.push_str(COPILOT_HTTP);
+        }
         match args.agent {
             Agent::Codex => text.push_str(&codex_trust(scope, args.trust, args.dry_run)?),
             Agent::GeminiCli | Agent::Copilot if scope == Scope::Project => {
@@ -661,19 +669,18 @@ pub fn init(agent: Agent, scope: Scope, hook: &Hook, dry_run: bool) -> Result<St
     Ok(out)
 }
 
+/// Why Copilot CLI gets the client rather than its `http` hook.
+const COPILOT_HTTP: &str = "\nCopilot CLI gets the client, not its `http` hook: it skips an `http` hook to a loopback `http://` URL unless `COPILOT_HOOK_ALLOW_LOCALHOST=1` is in its environment, and the call then runs. Where that variable is always set, an `http` hook to the same service works (see docs/hooks.md).\n";
+
 /// What to know about an `http` hook once it is installed.
 fn http_notes(agent: Agent, url: &str, token: bool) -> String {
     let mut out = format!(
         "\nThe hook asks `zero-policy serve --hooks` at `{url}`: keep it running (as a user service, say)."
     );
-    match agent {
-        Agent::ClaudeCode => out.push_str(
+    if agent == Agent::ClaudeCode {
+        out.push_str(
             " With `onFailure: \"block\"`, Claude Code blocks the call when the service is down.",
-        ),
-        Agent::Copilot => out.push_str(
-            " Copilot CLI sends a hook to a plain `http://` loopback URL only with `COPILOT_HOOK_ALLOW_LOCALHOST=1` in its environment, and a token header only over `https://`.",
-        ),
-        _ => {}
+        );
     }
     if token {
         out.push_str(&format!(
