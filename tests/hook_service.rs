@@ -1038,3 +1038,45 @@ fn a_bundle_is_served_and_a_new_signed_one_is_taken_on_the_fly() {
     assert!(service.stderr().contains("bundle `v2` is in force"));
     assert_eq!(env.log_lines().last().unwrap()["bundle"], "v2");
 }
+
+#[test]
+fn doctor_probes_an_http_hook_through_the_service_and_says_when_it_is_down() {
+    let env = Env::new("doctor");
+    let service = env.serve(&[], &[]);
+    let out = env
+        .command(&["init", "claude-code", "--http", &service.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doctor = || {
+        let out = env.command(&["doctor", "claude-code"]).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = doctor();
+    let line = |text: &str, what: &str| -> String {
+        text.lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no `{what}` in {text}"))
+            .to_string()
+    };
+    assert!(
+        line(&text, "hook claude-code  ").starts_with("ok"),
+        "{text}"
+    );
+    let probe = line(&text, "hook claude-code probe");
+    assert!(
+        probe.starts_with("ok") && probe.ends_with("(a deny)"),
+        "{text}"
+    );
+    assert!(!text.contains("nothing answers"), "{text}");
+    assert_eq!(service.stop(), Some(0));
+    let text = doctor();
+    assert!(
+        line(&text, "hook claude-code service").starts_with("warn"),
+        "{text}"
+    );
+    assert!(
+        line(&text, "hook claude-code probe").ends_with("(exit 2)"),
+        "{text}"
+    );
+}

@@ -78,6 +78,16 @@ impl Service {
         format!("{}{PREFIX}{}", self.base_url(), agent.as_str())
     }
 
+    /// Whether something accepts connections there (within a second).
+    #[must_use]
+    pub fn is_listening(&self) -> bool {
+        (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .into_iter()
+            .flatten()
+            .any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(1)).is_ok())
+    }
+
     fn host_header(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
