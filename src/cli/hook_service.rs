@@ -56,10 +56,14 @@ pub const HEADLESS_HEADER: &str = "zero-policy-headless";
 /// The variable holding the bearer token, for the service (unless
 /// `--token-env` names another) and for the `--via` client.
 pub const TOKEN_VAR: &str = "ZERO_POLICY_HOOK_TOKEN";
-/// How long a request may take to arrive, headers and body.
+/// How long a request's headers may take to arrive, and then its body.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections served at once; more wait to be accepted.
 const MAX_CONNECTIONS: usize = 1024;
+/// How long one connection is kept, however busy: then it is closed after
+/// its request in flight, so idle kept-alive connections cannot hold every
+/// slot (clients connect again).
+const MAX_CONNECTION_LIFE: Duration = Duration::from_secs(300);
 
 /// How the service is set up.
 #[derive(Debug, Clone)]
@@ -588,6 +592,10 @@ async fn serve(options: Options) -> Result<(), String> {
                 () = shutdown.cancelled() => {
                     conn.as_mut().graceful_shutdown();
                     let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
+                }
+                () = tokio::time::sleep(MAX_CONNECTION_LIFE) => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = tokio::time::timeout(READ_TIMEOUT + Duration::from_secs(2), conn).await;
                 }
             }
             drop(permit);
