@@ -827,7 +827,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__hook)
-            opts="-h --bundle --key --bundle-ca --help claude-code codex gemini-cli cursor copilot"
+            opts="-h --bundle --key --bundle-ca --via --help claude-code codex gemini-cli cursor copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -842,6 +842,10 @@ _zero__policy() {
                     return 0
                     ;;
                 --bundle-ca)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --via)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -879,12 +883,16 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__init)
-            opts="-h --user --project --dry-run --trust --help claude-code codex gemini-cli cursor copilot"
+            opts="-h --user --project --dry-run --trust --http --help claude-code codex gemini-cli cursor copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --http)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1111,13 +1119,17 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__serve)
-            opts="-h --listen --token-env --allow-origin --bundle --key --bundle-ca --help"
+            opts="-h --listen --hooks --token-env --allow-origin --bundle --key --bundle-ca --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hooks)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

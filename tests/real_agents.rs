@@ -289,6 +289,10 @@ struct World {
     root: tempfile::TempDir,
     /// Extra environment for the agent (and so for its hook).
     env: Vec<(String, String)>,
+    /// Extra arguments for `init` (`--http URL`).
+    init_extra: Vec<String>,
+    /// The hook is installed by hand: `run` does not run `init`.
+    no_init: bool,
 }
 
 impl World {
@@ -302,6 +306,8 @@ impl World {
             bin,
             root,
             env: Vec::new(),
+            init_extra: Vec::new(),
+            no_init: false,
         };
         std::fs::create_dir_all(w.home().join(".ssh")).unwrap();
         std::fs::create_dir_all(w.project()).unwrap();
@@ -347,7 +353,12 @@ impl World {
     fn init(&self) {
         let args = ["init", self.agent.name(), "--trust"];
         self.own();
-        let out = self.command(Path::new(EXE)).args(args).output().unwrap();
+        let out = self
+            .command(Path::new(EXE))
+            .args(args)
+            .args(&self.init_extra)
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "init failed (run as root, the tests run the agents and zero-policy as uid \
@@ -394,7 +405,9 @@ impl World {
         let model_dir = tempfile::tempdir().unwrap();
         let api = ModelApi::start(model_dir.path(), script);
         self.configure(&api);
-        self.init();
+        if !self.no_init {
+            self.init();
+        }
         self.own();
         let bin = self.bin.join(self.agent.bin());
         let mut c = self.command(&bin);
@@ -691,4 +704,153 @@ fn gemini_cli_policy_does_not_load() {
 #[test]
 fn copilot_policy_does_not_load() {
     policy_does_not_load(Agent::Copilot);
+}
+
+/// `serve --hooks` as the agents' user, with their home (so the log is
+/// theirs), stopped (SIGTERM, exit 0) by `stop` or when dropped.
+struct HookService {
+    child: Child,
+    url: String,
+}
+
+impl HookService {
+    fn start(w: &World) -> HookService {
+        use std::io::BufRead;
+        let mut child = w
+            .command(Path::new(EXE))
+            .args(["serve", "--hooks", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let port: u16 = loop {
+            let mut line = String::new();
+            assert!(
+                err.read_line(&mut line).unwrap() > 0,
+                "the service did not start"
+            );
+            if let Some(rest) = line.split("on http://127.0.0.1:").nth(1) {
+                break rest.split('/').next().unwrap().parse().unwrap();
+            }
+        };
+        std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+        HookService {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    fn stop(&mut self) -> Option<i32> {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        self.child.wait().unwrap().code()
+    }
+}
+
+impl Drop for HookService {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The key is not read and the safe command runs; the log has both.
+fn blocks_and_runs(w: &World, agent: Agent, marker: &str) {
+    let o = w.run(&[
+        agent.shell("cat ~/.ssh/id_rsa"),
+        agent.shell(&format!("echo zp-safe-ok > {marker}")),
+    ]);
+    assert_blocked(&o, 0, "credential files are off limits");
+    assert_eq!(
+        std::fs::read_to_string(w.project().join(marker))
+            .ok()
+            .as_deref(),
+        Some("zp-safe-ok\n"),
+        "the safe command did not run: {:?}\n{}",
+        o.results,
+        o.output
+    );
+    let hook = o.hook_lines(agent);
+    let answers: Vec<&str> = hook.iter().map(|l| l["answer"].as_str().unwrap()).collect();
+    assert_eq!(
+        &answers[answers.len() - 2..],
+        ["deny", "allow"],
+        "{:#?}",
+        o.log
+    );
+}
+
+/// No call runs: the service is down.
+fn blocked_while_down(w: &World, agent: Agent) {
+    let o = w.run(&[agent.shell("echo zp-safe-ok > down.txt")]);
+    assert!(
+        !w.project().join("down.txt").exists(),
+        "a call ran with the service down: {:?}\n{}",
+        o.results,
+        o.output
+    );
+}
+
+/// The hook through `zero-policy serve --hooks`, installed by `init --http`:
+/// Claude Code's `http` hook, the `hook --via` client for the others. With
+/// the service stopped, a call is blocked, not run.
+fn through_the_service(agent: Agent) {
+    let Some(bin) = agents_bin() else { return };
+    let mut w = World::new(agent, bin);
+    w.own();
+    let mut service = HookService::start(&w);
+    w.init_extra = vec!["--http".into(), service.url.clone()];
+    blocks_and_runs(&w, agent, "marker.txt");
+    assert_eq!(service.stop(), Some(0));
+    blocked_while_down(&w, agent);
+}
+
+#[test]
+fn claude_code_through_the_service() {
+    through_the_service(Agent::ClaudeCode);
+}
+
+#[test]
+fn codex_through_the_service() {
+    through_the_service(Agent::Codex);
+}
+
+#[test]
+fn gemini_cli_through_the_service() {
+    through_the_service(Agent::GeminiCli);
+}
+
+#[test]
+fn copilot_through_the_service() {
+    through_the_service(Agent::Copilot);
+}
+
+/// Copilot CLI's own `http` hook, installed by hand, answered natively by
+/// the service: it fires only with `COPILOT_HOOK_ALLOW_LOCALHOST=1` (without
+/// it Copilot 1.0.102 skips the hook and the key is read, which is why
+/// `init --http` gives Copilot the client); a service that is down blocks.
+#[test]
+fn copilot_http_hook_answered_by_the_service() {
+    let Some(bin) = agents_bin() else { return };
+    let mut w = World::new(Agent::Copilot, bin);
+    w.own();
+    let mut service = HookService::start(&w);
+    w.init_extra = vec!["--http".into(), service.url.clone()];
+    w.init();
+    let hooks = w.project().join(".github/hooks/zero-policy.json");
+    std::fs::write(
+        &hooks,
+        json!({"version": 1, "hooks": {"preToolUse": [
+            {"type": "http", "url": format!("{}/hooks/copilot", service.url), "timeoutSec": 30}
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
+    w.no_init = true;
+    w.env
+        .push(("COPILOT_HOOK_ALLOW_LOCALHOST".into(), "1".into()));
+    blocks_and_runs(&w, Agent::Copilot, "marker.txt");
+    assert_eq!(service.stop(), Some(0));
+    blocked_while_down(&w, Agent::Copilot);
 }

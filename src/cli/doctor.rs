@@ -331,7 +331,7 @@ fn our_handlers(v: &Value, agent: Agent) -> Vec<serde_json::Map<String, Value>> 
                 m.get(*k)
                     .and_then(Value::as_str)
                     .is_some_and(|c| init::is_ours(c, agent))
-            });
+            }) || init::is_our_http(v, agent);
             if ours {
                 out.push(m.clone());
             } else {
@@ -481,14 +481,41 @@ fn check_installed(r: &mut Report, agent: Agent, file: &std::path::Path) {
         }
         _ => {}
     }
-    // Fires and blocks: each handler's command, run as the agent runs it.
-    let mut commands: Vec<&str> = handlers
+    // Fires and blocks: each handler's command, run as the agent runs it;
+    // an `http` hook's service, asked by the `--via` client.
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("zero-policy"));
+    let mut commands: Vec<String> = handlers
         .iter()
-        .filter_map(|h| h.get("command").or_else(|| h.get("bash")))
-        .filter_map(Value::as_str)
+        .filter_map(|h| match h.get("command").or_else(|| h.get("bash")) {
+            Some(c) => c.as_str().map(String::from),
+            None => h.get("url").and_then(Value::as_str).map(|url| {
+                let suffix = format!("{}{}", crate::cli::hook_service::PREFIX, agent.as_str());
+                format!(
+                    "{} --via {}",
+                    init::hook_command(&exe, agent),
+                    init::shell_quote(url.strip_suffix(&suffix).unwrap_or(url))
+                )
+            }),
+        })
         .collect();
     commands.dedup();
-    for command in commands {
+    for url in handlers
+        .iter()
+        .filter(|h| h.get("command").is_none() && h.get("bash").is_none())
+        .filter_map(|h| h.get("url").and_then(Value::as_str))
+    {
+        let up = crate::cli::hook_via::parse_url(url).is_ok_and(|s| s.is_listening());
+        if !up {
+            r.say(
+                Level::Warn,
+                &format!("{what} service"),
+                &format!(
+                    "nothing answers at `{url}`: every call is blocked until `zero-policy serve --hooks` runs there"
+                ),
+            );
+        }
+    }
+    for command in &commands {
         match probe(agent, command) {
             Ok(how) => r.say(
                 Level::Ok,
@@ -605,6 +632,9 @@ fn run_with_timeout(
 /// Whether a settings file names `zero-policy hook AGENT` anywhere.
 fn has_hook(path: &std::path::Path, agent: Agent) -> bool {
     fn any(v: &Value, agent: Agent) -> bool {
+        if init::is_our_http(v, agent) {
+            return true;
+        }
         match v {
             Value::String(s) => init::is_ours(s, agent),
             Value::Array(a) => a.iter().any(|x| any(x, agent)),

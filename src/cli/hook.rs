@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::cli::Source;
+use crate::cli::hook_via as via;
 use crate::hooks::confine::RunPolicy;
 use crate::hooks::{self, Agent, Decided};
 use crate::log;
@@ -42,23 +43,12 @@ pub struct Args {
     /// The signed bundle to take the policy from, instead of files.
     #[command(flatten)]
     pub bundle: crate::cli::BundleArgs,
-}
-
-/// The bundle to take the policy from, if `--bundle` (or its variable) is
-/// given: verified, or the last good one, with a note; an error blocks.
-fn bundle_source(args: &Args) -> Option<Result<(Source, crate::bundle::source::Resolved), String>> {
-    let src = args.bundle.source(!args.paths.is_empty())?;
-    Some((|| {
-        let src = src?;
-        let resolved = src.resolve(crate::bundle::source::cache_root().as_deref())?;
-        Ok((
-            Source::Bundle {
-                bundle: Box::new(resolved.bundle.clone()),
-                places: src.places(),
-            },
-            resolved,
-        ))
-    })())
+    /// Ask a running `zero-policy serve --hooks` for the answer instead of
+    /// loading the policy here: its URL, `http://127.0.0.1:PORT`. The token,
+    /// if the service has one, is read from `ZERO_POLICY_HOOK_TOKEN`. If the
+    /// service does not answer within 10 s, the call is blocked.
+    #[arg(long, value_name = "URL", conflicts_with = "paths")]
+    pub via: Option<String>,
 }
 
 /// Where the hook reads its policy: the paths given, else `$ZERO_POLICY_PATH`,
@@ -91,7 +81,7 @@ pub fn source(
 
 /// Loads the policy for `agent`'s calls and builds its registry; every
 /// failure is one message.
-fn load(source: &Source, agent: &'static str) -> Result<(Policy, Registry), String> {
+pub(crate) fn load(source: &Source, agent: &'static str) -> Result<(Policy, Registry), String> {
     let loaded = source
         .load_cached(crate::loader::Purpose::DecideFor(agent))
         .map_err(|e| e.to_string())?;
@@ -124,133 +114,216 @@ fn load(source: &Source, agent: &'static str) -> Result<(Policy, Registry), Stri
     Ok((policy, registry))
 }
 
-/// The hook without the panic guard.
-fn run_unguarded(args: &Args, started: Instant) -> Decided {
-    let stdin = std::io::stdin();
-    let input = if stdin.is_terminal() {
-        Err(format!(
-            "standard input is a terminal; pipe one {} hook event into `zero-policy hook {}`",
-            args.agent.display(),
-            args.agent.as_str()
-        ))
-    } else {
-        hooks::read_event(stdin.lock())
-    };
-    let (source, bundle) = match bundle_source(args) {
-        None => (
-            source(
-                &args.paths,
-                std::env::var_os("ZERO_POLICY_PATH"),
-                log::home(),
-            ),
-            None,
-        ),
-        Some(Ok((source, resolved))) => (source, Some(resolved)),
-        Some(Err(why)) => {
-            return hooks::decide(
-                args.agent,
-                input,
-                Err(why),
-                Some(RunPolicy::Builtin),
+/// Where a hook's policy comes from, resolved: what `hook` does for each
+/// call, and `serve --hooks` at its start and at each change of the files.
+#[derive(Debug)]
+pub(crate) struct Origin {
+    /// The files, the built-in default or the verified bundle; or why no
+    /// policy can be had (a bundle that cannot be used): every call is blocked.
+    pub source: Result<Source, String>,
+    /// The bundle in force, when the policy comes from one.
+    pub bundle: Option<crate::bundle::source::Resolved>,
+    /// The paths, absolute and `:`-separated, for a rewritten call's `run`.
+    paths: Option<String>,
+    /// The bundle's file or URL, key and CA, likewise.
+    location: Option<PathBuf>,
+    key: Option<String>,
+    ca: Option<PathBuf>,
+}
+
+impl Origin {
+    /// The policy `paths` or `bundle` name: the paths given, else
+    /// `$ZERO_POLICY_PATH`, else `~/.config/zero-policy/`, else the built-in
+    /// default; or the bundle, verified (a bundle at a URL is fetched in the
+    /// background when stale only with `background_fetch`).
+    pub(crate) fn resolve(
+        paths: &[PathBuf],
+        bundle: &crate::cli::BundleArgs,
+        background_fetch: bool,
+    ) -> Origin {
+        let (source, resolved) = match bundle.source(!paths.is_empty()) {
+            None => (
+                Ok(source(
+                    paths,
+                    std::env::var_os("ZERO_POLICY_PATH"),
+                    log::home(),
+                )),
                 None,
-                started,
-            );
-        }
-    };
-    let paths: Option<String> = match &source {
-        Source::Paths(p) => std::env::join_paths(
-            p.iter()
-                .map(|x| std::path::absolute(x).unwrap_or_else(|_| x.clone())),
-        )
-        .ok()
-        .and_then(|s| s.into_string().ok()),
-        Source::Builtin | Source::Bundle { .. } => None,
-    };
-    // A rewritten call's `run` reads the policy from where this hook did:
-    // the same files, the built-in default, or the same bundle and key,
-    // named so that they read the same from the agent's shell's folder.
-    let absolute = |p: &PathBuf| {
-        if p.to_str().is_some_and(|s| s.contains("://")) {
-            p.clone()
-        } else {
-            std::path::absolute(p).unwrap_or_else(|_| p.clone())
-        }
-    };
-    let location = args.bundle.bundle.as_ref().map(absolute);
-    let key = args.bundle.key.as_ref().map(|k| {
-        if std::path::Path::new(k).is_file() {
-            absolute(&PathBuf::from(k)).display().to_string()
-        } else {
-            k.clone()
-        }
-    });
-    let ca = args.bundle.bundle_ca.as_ref().map(absolute);
-    let hook_policy: Option<RunPolicy<'_>> = match &source {
-        Source::Paths(_) => paths.as_deref().map(RunPolicy::Paths),
-        Source::Builtin => Some(RunPolicy::Builtin),
-        Source::Bundle { .. } => match (&location, &key) {
-            (Some(location), Some(key)) => Some(RunPolicy::Bundle {
-                location: location.as_path(),
-                key: key.as_str(),
-                ca: ca.as_deref(),
-            }),
+            ),
+            Some(src) => match src.and_then(|mut src| {
+                src.background_fetch = background_fetch;
+                let resolved = src.resolve(crate::bundle::source::cache_root().as_deref())?;
+                Ok((
+                    Source::Bundle {
+                        bundle: Box::new(resolved.bundle.clone()),
+                        places: src.places(),
+                    },
+                    resolved,
+                ))
+            }) {
+                Ok((source, resolved)) => (Ok(source), Some(resolved)),
+                Err(why) => (Err(why), None),
+            },
+        };
+        let joined: Option<String> = match &source {
+            Ok(Source::Paths(p)) => std::env::join_paths(
+                p.iter()
+                    .map(|x| std::path::absolute(x).unwrap_or_else(|_| x.clone())),
+            )
+            .ok()
+            .and_then(|s| s.into_string().ok()),
             _ => None,
-        },
-    };
-    let mut decided = match load(&source, args.agent.as_str()) {
-        Ok((policy, registry)) => {
-            let shadow = registry.settings().shadow.as_ref().map(|spec| {
-                crate::shadow::load(
-                    spec,
-                    crate::loader::Purpose::DecideFor(args.agent.as_str()),
-                    &source.places(),
-                    true,
-                )
-                .map_err(|why| crate::shadow::failure(spec, &why))
-            });
-            let mut decided = hooks::decide(
-                args.agent,
-                input,
-                Ok((&policy, &registry)),
-                hook_policy,
-                shadow.as_ref().map(|s| s.as_ref().map_err(String::as_str)),
-                started,
-            );
-            if let Some(Err(why)) = &shadow {
-                decided.answer.stderr.push_str(&format!(
-                    "zero-policy: {}\n",
-                    registry.scrubber().scrub_str(why)
-                ));
+        };
+        // A rewritten call's `run` reads the policy from where this hook did:
+        // the same files, the built-in default, or the same bundle and key,
+        // named so that they read the same from the agent's shell's folder.
+        let absolute = |p: &PathBuf| {
+            if p.to_str().is_some_and(|s| s.contains("://")) {
+                p.clone()
+            } else {
+                std::path::absolute(p).unwrap_or_else(|_| p.clone())
             }
-            // The process ends after this one call: freeing the policy's many
-            // small allocations would only cost time (about 3% of the call).
-            std::mem::forget((policy, registry, shadow));
-            decided
+        };
+        Origin {
+            source,
+            bundle: resolved,
+            paths: joined,
+            location: bundle.bundle.as_ref().map(absolute),
+            key: bundle.key.as_ref().map(|k| {
+                if std::path::Path::new(k).is_file() {
+                    absolute(&PathBuf::from(k)).display().to_string()
+                } else {
+                    k.clone()
+                }
+            }),
+            ca: bundle.bundle_ca.as_ref().map(absolute),
         }
-        Err(why) => hooks::decide(
-            args.agent,
-            input,
-            Err(why),
-            Some(RunPolicy::Builtin),
-            None,
-            started,
-        ),
+    }
+
+    /// Where a rewritten call's `run` reads the policy; `None` where it
+    /// cannot read this one.
+    pub(crate) fn run_policy(&self) -> Option<RunPolicy<'_>> {
+        match &self.source {
+            Ok(Source::Paths(_)) => self.paths.as_deref().map(RunPolicy::Paths),
+            Ok(Source::Builtin) | Err(_) => Some(RunPolicy::Builtin),
+            Ok(Source::Bundle { .. }) => match (&self.location, &self.key) {
+                (Some(location), Some(key)) => Some(RunPolicy::Bundle {
+                    location: location.as_path(),
+                    key: key.as_str(),
+                    ca: self.ca.as_deref(),
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    /// Loads the policy for `agent`'s calls, as [`load`] does.
+    pub(crate) fn load(&self, agent: &'static str) -> Result<(Policy, Registry), String> {
+        match &self.source {
+            Ok(source) => load(source, agent),
+            Err(why) => Err(why.clone()),
+        }
+    }
+}
+
+/// Decides one event by the policy `origin` names, loaded (`loaded`): the
+/// hook's whole decision, which `hook` makes once per process and
+/// `serve --hooks` once per request.
+pub(crate) fn decide(
+    agent: Agent,
+    input: Result<Vec<u8>, String>,
+    origin: &Origin,
+    loaded: Result<(&Policy, &Registry), String>,
+    asker: &hooks::headless::Asker,
+    started: Instant,
+) -> Decided {
+    let failed = loaded.is_err();
+    let hook_policy = if failed {
+        Some(RunPolicy::Builtin)
+    } else {
+        origin.run_policy()
     };
-    if let Some(resolved) = bundle {
+    // The shadow policy (`settings.shadow`) decides the same call beside it;
+    // its decision goes into the record only.
+    let shadow = match (&loaded, &origin.source) {
+        (Ok((_, registry)), Ok(source)) => registry.settings().shadow.as_ref().map(|spec| {
+            crate::shadow::load(
+                spec,
+                crate::loader::Purpose::DecideFor(agent.as_str()),
+                &source.places(),
+                true,
+            )
+            .map_err(|why| crate::shadow::failure(spec, &why))
+        }),
+        _ => None,
+    };
+    let shadow_failed = match (&shadow, &loaded) {
+        (Some(Err(why)), Ok((_, registry))) => Some(registry.scrubber().scrub_str(why)),
+        _ => None,
+    };
+    let mut decided = hooks::decide(
+        agent,
+        input,
+        loaded,
+        hook_policy,
+        shadow.as_ref().map(|s| s.as_ref().map_err(String::as_str)),
+        asker,
+        started,
+    );
+    if let Some(why) = shadow_failed {
+        decided.answer.stderr.push_str(&format!(
+            "zero-policy: {why}
+"
+        ));
+    }
+    if let (Some(resolved), Ok(_)) = (&origin.bundle, &origin.source) {
         decided.record.bundle = Some(resolved.bundle.version().to_string());
-        if let Some(note) = resolved.note {
+        if let Some(note) = &resolved.note {
             decided
                 .answer
                 .stderr
                 .push_str(&format!("zero-policy: {note}\n"));
-            decided.record.note = Some(note);
+            decided.record.note = Some(note.clone());
         }
     }
     decided
 }
 
+/// The event on standard input.
+fn read_input(agent: Agent) -> Result<Vec<u8>, String> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        Err(format!(
+            "standard input is a terminal; pipe one {} hook event into `zero-policy hook {}`",
+            agent.display(),
+            agent.as_str()
+        ))
+    } else {
+        hooks::read_event(stdin.lock())
+    }
+}
+
+/// The hook without the panic guard.
+fn run_unguarded(args: &Args, started: Instant) -> Decided {
+    let input = read_input(args.agent);
+    let origin = Origin::resolve(&args.paths, &args.bundle, true);
+    let loaded = origin.load(args.agent.as_str());
+    let decided = decide(
+        args.agent,
+        input,
+        &origin,
+        loaded.as_ref().map(|(p, r)| (p, r)).map_err(Clone::clone),
+        &hooks::headless::Asker::Probe,
+        started,
+    );
+    // The process ends after this one call: freeing the policy's many small
+    // allocations would only cost time (about 3% of the call).
+    std::mem::forget(loaded);
+    decided
+}
+
 /// Appends the record; a failure is added to the answer's stderr, and the decision stands.
-fn write_log(decided: &mut Decided) {
+pub(crate) fn write_log(decided: &mut Decided) {
     let result =
         log::resolve_path(&decided.log_path, log::home().as_deref()).and_then(|path| match path {
             Some(p) => log::append_record(&p, &decided.record, decided.log_chain.into()),
@@ -297,8 +370,23 @@ pub fn run(args: &Args) -> u8 {
     // One call: glob lists build their automata only if the call compares a
     // pattern with them (`lint` builds them all and reports any too large).
     crate::effects::globs::defer_automata(true);
-    let mut decided = guarded(args.agent, started, || run_unguarded(args, started));
-    if catch_unwind(AssertUnwindSafe(|| write_log(&mut decided))).is_err() {
+    let mut logged = false;
+    let mut decided = guarded(args.agent, started, || match &args.via {
+        Some(url) => {
+            let input = read_input(args.agent);
+            let (decided, by_service) = via::ask(
+                args.agent,
+                input,
+                url,
+                &hooks::headless::Asker::Probe,
+                started,
+            );
+            logged = by_service;
+            decided
+        }
+        None => run_unguarded(args, started),
+    });
+    if !logged && catch_unwind(AssertUnwindSafe(|| write_log(&mut decided))).is_err() {
         decided
             .answer
             .stderr

@@ -44,8 +44,51 @@ pub struct Args {
     /// these agents skip a hook that is not trusted.
     #[arg(long)]
     pub trust: bool,
+    /// Send the agent's events to a running `zero-policy serve --hooks` at
+    /// this URL (`http://127.0.0.1:PORT`): Claude Code gets an `http` hook
+    /// that blocks when the service is down, the other agents `zero-policy
+    /// hook AGENT --via URL`, which blocks the call when the service does
+    /// not answer (Copilot CLI skips a loopback `http` hook unless
+    /// `COPILOT_HOOK_ALLOW_LOCALHOST=1` is set where it runs). Without it, an
+    /// `http` hook installed before is turned back into the command.
+    #[arg(long, value_name = "URL")]
+    pub http: Option<String>,
 }
 
+/// What the installed hook runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hook {
+    /// A command line.
+    Command(String),
+    /// An `http` hook: the URL it posts to, and whether it sends the token
+    /// from `ZERO_POLICY_HOOK_TOKEN`.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Send `Authorization: Bearer $ZERO_POLICY_HOOK_TOKEN`.
+        token: bool,
+    },
+}
+
+impl Hook {
+    /// How the hook is named in what `init` prints.
+    fn shown(&self) -> String {
+        match self {
+            Hook::Command(c) => c.clone(),
+            Hook::Http { url, .. } => format!("POST {url}"),
+        }
+    }
+}
+
+/// Whether `init --http` gives the agent an `http` hook (else the `--via`
+/// client). Copilot CLI has one too, and `serve --hooks` answers it, but
+/// 1.0.102 skips an `http` hook to a loopback `http://` URL unless
+/// `COPILOT_HOOK_ALLOW_LOCALHOST=1` is in its environment, and then the call
+/// runs (seen in `tests/real_agents.rs`): the client always fires.
+#[must_use]
+pub fn has_http_hooks(agent: Agent) -> bool {
+    agent == Agent::ClaudeCode
+}
 /// Where the hook is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -115,9 +158,23 @@ fn events(agent: Agent) -> &'static [&'static str] {
     }
 }
 
-/// The hook handler for one agent, running `command`. Timeouts are generous:
-/// an agent lets a call through when its hook times out.
-fn handler(agent: Agent, command: &str) -> Value {
+/// The hook handler for one agent. Timeouts are generous: an agent lets a
+/// call through when its hook times out.
+fn handler(agent: Agent, hook: &Hook) -> Value {
+    let command = match hook {
+        Hook::Command(c) => c.as_str(),
+        Hook::Http { url, token } => {
+            let mut h = match agent {
+                Agent::Copilot => json!({"type": "http", "url": url, "timeoutSec": 30}),
+                _ => json!({"type": "http", "url": url, "timeout": 30, "onFailure": "block"}),
+            };
+            if *token {
+                h["headers"] = token_headers();
+                h["allowedEnvVars"] = json!([crate::cli::hook_service::TOKEN_VAR]);
+            }
+            return h;
+        }
+    };
     match agent {
         Agent::ClaudeCode => {
             json!({"type": "command", "command": command, "timeout": 30, "onFailure": "block"})
@@ -140,6 +197,28 @@ fn fail_closed(agent: Agent) -> Vec<(&'static str, Value)> {
         Agent::Cursor => vec![("failClosed", json!(true))],
         Agent::Codex | Agent::GeminiCli | Agent::Copilot => Vec::new(),
     }
+}
+
+/// The headers of an `http` hook that sends the token.
+fn token_headers() -> Value {
+    json!({"Authorization": format!("Bearer ${{{}}}", crate::cli::hook_service::TOKEN_VAR)})
+}
+
+/// Whether a handler is an `http` hook to `serve --hooks` for `agent`.
+#[must_use]
+pub fn is_our_http(handler: &Value, agent: Agent) -> bool {
+    handler.get("type").and_then(Value::as_str) == Some("http")
+        && handler
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(|u| url::Url::parse(u).ok())
+            .is_some_and(|u| {
+                u.path().ends_with(&format!(
+                    "{}{}",
+                    crate::cli::hook_service::PREFIX,
+                    agent.as_str()
+                ))
+            })
 }
 
 /// The command that runs the hook: this binary by its absolute path, quoted for a shell.
@@ -208,7 +287,7 @@ enum Change {
 fn install(
     root: &mut Value,
     agent: Agent,
-    command: &str,
+    hook: &Hook,
 ) -> Result<Vec<(&'static str, Change)>, String> {
     let Value::Object(top) = root else {
         return Err("the top level is not a JSON object".into());
@@ -231,30 +310,32 @@ fn install(
             return Err(format!("`hooks.{event}` is not a list"));
         };
         let change = match shape(agent) {
-            Shape::Grouped => install_grouped(list, agent, command)?,
-            Shape::Flat(key) => install_flat(list, agent, command, key),
+            Shape::Grouped => install_grouped(list, agent, hook)?,
+            Shape::Flat(key) => install_flat(list, agent, hook, key),
         };
         changes.push((*event, change));
     }
     Ok(changes)
 }
 
-/// Sets the command of the first of our handlers in `handlers` and removes
-/// the others; `None` when there is none.
+/// Brings the first of our handlers in `handlers` up to date with `hook`
+/// (the keys it sets; a handler of the other kind is replaced whole) and
+/// removes the others; `None` when there is none.
 fn keep_one(
     handlers: &mut Vec<Value>,
     key: &str,
     agent: Agent,
-    command: &str,
+    hook: &Hook,
     seen: &mut bool,
 ) -> Option<Change> {
     let mut change = None;
     handlers.retain_mut(|h| {
-        let ours = h
+        let command = h
             .get(key)
             .and_then(Value::as_str)
             .is_some_and(|c| is_ours(c, agent));
-        if !ours {
+        let http = is_our_http(h, agent);
+        if !command && !http {
             return true;
         }
         if *seen {
@@ -262,13 +343,35 @@ fn keep_one(
             return false;
         }
         *seen = true;
-        if h.get(key).and_then(Value::as_str) == Some(command) {
-            change.get_or_insert(Change::Unchanged);
-        } else {
-            h[key] = json!(command);
-            change = Some(Change::Updated);
-        }
-        for (name, value) in fail_closed(agent) {
+        let owned: Vec<(&str, Value)> = match hook {
+            Hook::Command(c) if command => {
+                let mut keys = vec![(key, json!(c))];
+                keys.extend(fail_closed(agent));
+                keys
+            }
+            Hook::Http { url, token } if http => {
+                let mut keys = vec![("url", json!(url))];
+                if agent == Agent::ClaudeCode {
+                    keys.push(("onFailure", json!("block")));
+                }
+                if *token {
+                    keys.push(("headers", token_headers()));
+                    keys.push((
+                        "allowedEnvVars",
+                        json!([crate::cli::hook_service::TOKEN_VAR]),
+                    ));
+                }
+                keys
+            }
+            // The other kind: replaced whole.
+            _ => {
+                *h = handler(agent, hook);
+                change = Some(Change::Updated);
+                return true;
+            }
+        };
+        change.get_or_insert(Change::Unchanged);
+        for (name, value) in owned {
             if h.get(name) != Some(&value) {
                 h[name] = value;
                 change = Some(Change::Updated);
@@ -279,7 +382,7 @@ fn keep_one(
     change
 }
 
-fn install_grouped(list: &mut Vec<Value>, agent: Agent, command: &str) -> Result<Change, String> {
+fn install_grouped(list: &mut Vec<Value>, agent: Agent, hook: &Hook) -> Result<Change, String> {
     let mut seen = false;
     let mut change: Option<Change> = None;
     for group in list.iter_mut() {
@@ -290,7 +393,7 @@ fn install_grouped(list: &mut Vec<Value>, agent: Agent, command: &str) -> Result
             return Err("a hook group's `hooks` is not a list".into());
         };
         let before = handlers.len();
-        if let Some(c) = keep_one(handlers, "command", agent, command, &mut seen) {
+        if let Some(c) = keep_one(handlers, "command", agent, hook, &mut seen) {
             change = Some(match (change, c) {
                 (Some(Change::Updated), _) | (_, Change::Updated) => Change::Updated,
                 _ => c,
@@ -305,18 +408,18 @@ fn install_grouped(list: &mut Vec<Value>, agent: Agent, command: &str) -> Result
     Ok(match change {
         Some(c) => c,
         None => {
-            list.push(json!({"matcher": "*", "hooks": [handler(agent, command)]}));
+            list.push(json!({"matcher": "*", "hooks": [handler(agent, hook)]}));
             Change::Added
         }
     })
 }
 
-fn install_flat(list: &mut Vec<Value>, agent: Agent, command: &str, key: &str) -> Change {
+fn install_flat(list: &mut Vec<Value>, agent: Agent, hook: &Hook, key: &str) -> Change {
     let mut seen = false;
-    match keep_one(list, key, agent, command, &mut seen) {
+    match keep_one(list, key, agent, hook, &mut seen) {
         Some(c) => c,
         None => {
-            list.push(handler(agent, command));
+            list.push(handler(agent, hook));
             Change::Added
         }
     }
@@ -461,13 +564,32 @@ pub fn run(args: &Args) -> u8 {
             return EXIT_ERROR;
         }
     };
-    match init(
-        args.agent,
-        scope,
-        &hook_command(&exe, args.agent),
-        args.dry_run,
-    )
-    .and_then(|mut text| {
+    let hook = match &args.http {
+        None => Hook::Command(hook_command(&exe, args.agent)),
+        Some(url) => match crate::cli::hook_via::parse_url(url) {
+            Err(e) => {
+                output::error(&format!("`--http`: {e}"));
+                return EXIT_ERROR;
+            }
+            Ok(service) if has_http_hooks(args.agent) => Hook::Http {
+                url: service.endpoint(args.agent),
+                token: std::env::var_os(crate::cli::hook_service::TOKEN_VAR)
+                    .is_some_and(|t| !t.is_empty()),
+            },
+            Ok(service) => Hook::Command(format!(
+                "{} --via {}",
+                hook_command(&exe, args.agent),
+                shell_quote(&service.base_url())
+            )),
+        },
+    };
+    match init(args.agent, scope, &hook, args.dry_run).and_then(|mut text| {
+        if let Hook::Http { url, token } = &hook {
+            text.push_str(&http_notes(args.agent, url, *token));
+        }
+        if args.http.is_some() && args.agent == Agent::Copilot {
+            text.push_str(COPILOT_HTTP);
+        }
         match args.agent {
             Agent::Codex => text.push_str(&codex_trust(scope, args.trust, args.dry_run)?),
             Agent::GeminiCli | Agent::Copilot if scope == Scope::Project => {
@@ -493,7 +615,7 @@ pub fn run(args: &Args) -> u8 {
 /// # Errors
 /// The settings file cannot be read or written, or is not a JSON object of
 /// the agent's shape; the message names the file.
-pub fn init(agent: Agent, scope: Scope, command: &str, dry_run: bool) -> Result<String, String> {
+pub fn init(agent: Agent, scope: Scope, hook: &Hook, dry_run: bool) -> Result<String, String> {
     let path = settings_file(agent, scope)?;
     let shown = path.display().to_string();
     // Write through a symlink to the file it names, not over the link.
@@ -512,12 +634,12 @@ pub fn init(agent: Agent, scope: Scope, command: &str, dry_run: bool) -> Result<
             format!(
                 "`{shown}` is not valid JSON ({e}); it was left as it is. Fix it, or add this {} hook by hand: {}",
                 events(agent).join(", "),
-                handler(agent, command)
+                handler(agent, hook)
             )
         })?
     };
     let original = root.clone();
-    let changes = install(&mut root, agent, command)
+    let changes = install(&mut root, agent, hook)
         .map_err(|e| format!("`{shown}`: {e}; it was left as it is"))?;
     let new = pretty(&root, &indent_of(&old));
     let mut out = String::new();
@@ -530,8 +652,9 @@ pub fn init(agent: Agent, scope: Scope, command: &str, dry_run: bool) -> Result<
     };
     for (event, change) in &changes {
         out.push_str(&format!(
-            "{shown}: {} the `{event}` hook `{command}`\n",
-            verb(*change)
+            "{shown}: {} the `{event}` hook `{}`\n",
+            verb(*change),
+            hook.shown()
         ));
     }
     if root == original {
@@ -544,6 +667,29 @@ pub fn init(agent: Agent, scope: Scope, command: &str, dry_run: bool) -> Result<
         write_atomically(&target, &new)?;
     }
     Ok(out)
+}
+
+/// Why Copilot CLI gets the client rather than its `http` hook.
+const COPILOT_HTTP: &str = "\nCopilot CLI gets the client, not its `http` hook: it skips an `http` hook to a loopback `http://` URL unless `COPILOT_HOOK_ALLOW_LOCALHOST=1` is in its environment, and the call then runs. Where that variable is always set, an `http` hook to the same service works (see docs/hooks.md).\n";
+
+/// What to know about an `http` hook once it is installed.
+fn http_notes(agent: Agent, url: &str, token: bool) -> String {
+    let mut out = format!(
+        "\nThe hook asks `zero-policy serve --hooks` at `{url}`: keep it running (as a user service, say)."
+    );
+    if agent == Agent::ClaudeCode {
+        out.push_str(
+            " With `onFailure: \"block\"`, Claude Code blocks the call when the service is down.",
+        );
+    }
+    if token {
+        out.push_str(&format!(
+            " It sends the token from `{}`, which must be set where the agent runs.",
+            crate::cli::hook_service::TOKEN_VAR
+        ));
+    }
+    out.push('\n');
+    out
 }
 
 /// Codex's hash of one command hook, as `/hooks` records it when the hook is
@@ -962,21 +1108,21 @@ mod tests {
         let first = install(
             &mut root,
             Agent::ClaudeCode,
-            "/a/zero-policy hook claude-code",
+            &Hook::Command("/a/zero-policy hook claude-code".into()),
         )
         .unwrap();
         assert_eq!(first, vec![("PreToolUse", Change::Added)]);
         let again = install(
             &mut root,
             Agent::ClaudeCode,
-            "/a/zero-policy hook claude-code",
+            &Hook::Command("/a/zero-policy hook claude-code".into()),
         )
         .unwrap();
         assert_eq!(again, vec![("PreToolUse", Change::Unchanged)]);
         let moved = install(
             &mut root,
             Agent::ClaudeCode,
-            "/b/zero-policy hook claude-code",
+            &Hook::Command("/b/zero-policy hook claude-code".into()),
         )
         .unwrap();
         assert_eq!(moved, vec![("PreToolUse", Change::Updated)]);
@@ -994,7 +1140,12 @@ mod tests {
         let ours =
             json!({"type": "command", "bash": "/a/zero-policy hook copilot", "timeoutSec": 30});
         let mut root = json!({"version": 1, "hooks": {"preToolUse": [ours.clone(), ours.clone()]}});
-        let changes = install(&mut root, Agent::Copilot, "/a/zero-policy hook copilot").unwrap();
+        let changes = install(
+            &mut root,
+            Agent::Copilot,
+            &Hook::Command("/a/zero-policy hook copilot".into()),
+        )
+        .unwrap();
         assert_eq!(changes, vec![("preToolUse", Change::Updated)]);
         assert_eq!(root, json!({"version": 1, "hooks": {"preToolUse": [ours]}}));
     }
@@ -1014,8 +1165,12 @@ mod tests {
             ),
         ] {
             let mut root = bad.clone();
-            let err =
-                install(&mut root, Agent::ClaudeCode, "zero-policy hook claude-code").unwrap_err();
+            let err = install(
+                &mut root,
+                Agent::ClaudeCode,
+                &Hook::Command("zero-policy hook claude-code".into()),
+            )
+            .unwrap_err();
             assert!(err.contains(want), "{bad}: {err}");
         }
     }
@@ -1039,7 +1194,10 @@ mod tests {
     fn codex_hook_hash_is_the_one_codex_computes() {
         // `currentHash` that Codex 0.171.0's app server (`hooks/list`) gave
         // for this very hook in `$CODEX_HOME/hooks.json`.
-        let handler = handler(Agent::Codex, "/usr/local/bin/zero-policy hook codex");
+        let handler = handler(
+            Agent::Codex,
+            &Hook::Command("/usr/local/bin/zero-policy hook codex".into()),
+        );
         assert_eq!(
             codex_hook_hash("pre_tool_use", Some("*"), &handler),
             "sha256:43c7e3e3b77c48c7341a9f797599e749ccc2d5da20f42c4b335c655e1ee75b48"
@@ -1069,7 +1227,12 @@ mod tests {
     fn fail_closed_keys_are_added_to_an_entry_installed_before() {
         let mut root =
             json!({"hooks": {"preToolUse": [{"command": "/a/zero-policy hook cursor"}]}});
-        let changes = install(&mut root, Agent::Cursor, "/a/zero-policy hook cursor").unwrap();
+        let changes = install(
+            &mut root,
+            Agent::Cursor,
+            &Hook::Command("/a/zero-policy hook cursor".into()),
+        )
+        .unwrap();
         assert_eq!(changes[0], ("preToolUse", Change::Updated));
         assert_eq!(root["hooks"]["preToolUse"][0]["failClosed"], json!(true));
     }

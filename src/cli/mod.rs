@@ -7,6 +7,8 @@ pub mod confine;
 pub mod doctor;
 pub mod explain;
 pub mod hook;
+pub mod hook_service;
+pub mod hook_via;
 pub mod import;
 pub mod init;
 pub mod lint;

@@ -13,6 +13,7 @@ const EXAMPLES: &str = r#"Examples:
   claude mcp add zero-policy -- zero-policy serve ~/team-policy/
   zero-policy serve --listen 127.0.0.1:8931 ~/team-policy/   # http://127.0.0.1:8931/mcp
   MCP_TOKEN=$(openssl rand -hex 32) zero-policy serve --listen 0.0.0.0:8931 --token-env MCP_TOKEN
+  zero-policy serve --hooks 127.0.0.1:8787        # hook events: POST /hooks/AGENT
 
 Run `zero-policy pin` first so a changed upstream tool is caught; docs/gateway.md has the rest."#;
 
@@ -24,9 +25,17 @@ pub struct Args {
     /// A non-loopback address needs `--token-env`.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
-    /// With `--listen`: the environment variable holding the bearer token every
-    /// request must send (`Authorization: Bearer TOKEN`; else 401).
-    #[arg(long, value_name = "NAME", requires = "listen")]
+    /// Answer agents' hook events over HTTP on this address instead of
+    /// serving MCP: `POST /hooks/AGENT` with the agent's event, answered as
+    /// `zero-policy hook AGENT` answers it (the policy as `hook` reads it).
+    /// A non-loopback address needs a token.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["listen", "allow_origin"])]
+    pub hooks: Option<SocketAddr>,
+    /// With `--listen` or `--hooks`: the environment variable holding the
+    /// bearer token every request must send (`Authorization: Bearer TOKEN`;
+    /// else 401, or for `--hooks` the agent's blocking answer). `--hooks`
+    /// reads `ZERO_POLICY_HOOK_TOKEN` when this is not given.
+    #[arg(long, value_name = "NAME")]
     pub token_env: Option<String>,
     /// With `--listen`: a browser origin allowed besides loopback ones
     /// (`https://app.example.com`); repeatable. Other origins get 403.
@@ -62,21 +71,27 @@ fn bundle_source(args: &Args) -> Option<Result<BundleSource, String>> {
     })
 }
 
+/// The token `--token-env` names, if given.
+fn token(args: &Args) -> Result<Option<String>, String> {
+    match &args.token_env {
+        None => Ok(None),
+        Some(name) => match std::env::var(name) {
+            Ok(t) if !t.trim().is_empty() => Ok(Some(t.trim().to_string())),
+            _ => Err(format!(
+                "`--token-env {name}`: the variable `{name}` is not set or empty"
+            )),
+        },
+    }
+}
+
 fn transport(args: &Args) -> Result<Transport, String> {
     let Some(listen) = args.listen else {
+        if args.token_env.is_some() {
+            return Err("`--token-env` needs `--listen ADDR` or `--hooks ADDR`".into());
+        }
         return Ok(Transport::Stdio);
     };
-    let token = match &args.token_env {
-        None => None,
-        Some(name) => match std::env::var(name) {
-            Ok(t) if !t.trim().is_empty() => Some(t.trim().to_string()),
-            _ => {
-                return Err(format!(
-                    "`--token-env {name}`: the variable `{name}` is not set or empty"
-                ));
-            }
-        },
-    };
+    let token = token(args)?;
     let options = HttpOptions {
         listen,
         token,
@@ -86,9 +101,33 @@ fn transport(args: &Args) -> Result<Transport, String> {
     Ok(Transport::Http(options))
 }
 
+/// `serve --hooks ADDR`: the warm decision service for agent hooks.
+fn hooks(args: &Args, listen: SocketAddr) -> u8 {
+    let token = match token(args) {
+        Ok(Some(t)) => Some(t),
+        Ok(None) => std::env::var(crate::cli::hook_service::TOKEN_VAR)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+        Err(e) => {
+            output::error(&e);
+            return EXIT_ERROR;
+        }
+    };
+    crate::cli::hook_service::run(crate::cli::hook_service::Options {
+        listen,
+        token,
+        paths: args.paths.paths.clone(),
+        bundle: args.bundle.clone(),
+    })
+}
+
 /// Runs the command: exit 0 on a clean stop, 2 when it could not start.
 #[must_use]
 pub fn run(args: &Args) -> u8 {
+    if let Some(listen) = args.hooks {
+        return hooks(args, listen);
+    }
     let (source, bundle) = match bundle_source(args) {
         None => (policy_source(&args.paths), None),
         Some(Ok(b)) => match gateway::load_bundle(&b) {

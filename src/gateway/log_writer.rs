@@ -88,7 +88,7 @@ impl LogWriter {
 pub(crate) type Remote = (Option<log::syslog::Target>, Option<log::otlp::Target>);
 
 /// The remote senders of the writer thread, and when to next report drops.
-struct Sink {
+pub(crate) struct Sink {
     remote: Remote,
     syslog: Option<log::syslog::Syslog>,
     otlp: Option<log::otlp::Otlp>,
@@ -96,7 +96,8 @@ struct Sink {
 }
 
 impl Sink {
-    fn new(remote: Remote) -> Sink {
+    /// Starts the senders `remote` names; one that cannot start is said on stderr.
+    pub(crate) fn new(remote: Remote) -> Sink {
         fn started<T>(r: Result<T, String>) -> Option<T> {
             match r {
                 Ok(s) => Some(s),
@@ -122,8 +123,33 @@ impl Sink {
         }
     }
 
+    /// Where it sends.
+    pub(crate) fn remote(&self) -> &Remote {
+        &self.remote
+    }
+
+    /// Waits up to `timeout` for what is queued to leave.
+    pub(crate) fn flush(&self, timeout: std::time::Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        let left = || deadline.saturating_duration_since(std::time::Instant::now());
+        let late = |n: u64, what: &str, to: &str| {
+            if n > 0 {
+                crate::output::stderr(&format!(
+                    "zero-policy serve: {n} record{} did not reach {what} `{to}` before the stop (they are in the local log)\n",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+        };
+        if let Some(s) = &self.syslog {
+            late(s.flush(left()), "syslog", s.address());
+        }
+        if let Some(o) = &self.otlp {
+            late(o.flush(left()), "the OTLP endpoint", o.endpoint());
+        }
+    }
+
     /// Queues the record; reports drops on stderr at 1, 10, 100, ... records.
-    fn send(&mut self, record: &Record) {
+    pub(crate) fn send(&mut self, record: &Record) {
         if let Some(s) = &self.syslog {
             s.send(record);
             report(&mut self.next_report[0], s.dropped(), "syslog", s.address());

@@ -244,7 +244,7 @@ pub struct Gateway {
     pub(crate) relays: relay::Relays,
 }
 
-mod log_writer;
+pub(crate) mod log_writer;
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -719,7 +719,7 @@ pub enum Transport {
 }
 
 /// Completes on SIGINT or SIGTERM.
-async fn signalled() {
+pub(crate) async fn signalled() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

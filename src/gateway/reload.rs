@@ -23,7 +23,7 @@ const MAX_DEPTH: usize = 16;
 const MAX_ENTRIES: usize = 20_000;
 
 /// What the files looked like: (path, size, modified) of each, sorted.
-type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
+pub(crate) type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
 
 fn visit(path: &Path, depth: usize, out: &mut Fingerprint) {
     if out.len() >= MAX_ENTRIES {
@@ -53,11 +53,18 @@ fn visit(path: &Path, depth: usize, out: &mut Fingerprint) {
     }
 }
 
-fn fingerprint(paths: &[PathBuf], lock: &Path) -> Fingerprint {
+/// What the files and folders `paths` look like: each YAML file's size and
+/// modification time, and which are missing.
+pub(crate) fn fingerprint_of(paths: &[PathBuf]) -> Fingerprint {
     let mut out = Vec::new();
     for p in paths {
         visit(p, 0, &mut out);
     }
+    out
+}
+
+fn fingerprint(paths: &[PathBuf], lock: &Path) -> Fingerprint {
+    let mut out = fingerprint_of(paths);
     match std::fs::metadata(lock) {
         Ok(m) => out.push((lock.to_path_buf(), m.len(), m.modified().ok())),
         Err(_) => out.push((lock.to_path_buf(), u64::MAX, None)),

@@ -139,6 +139,29 @@ pub fn nobody_to_ask(agent: super::Agent) -> Option<String> {
         .and_then(gemini_headless)
 }
 
+/// How a decision learns whether anyone can answer the agent's `ask`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asker {
+    /// Look at the processes this one runs under (`zero-policy hook`).
+    Probe,
+    /// Told by whoever sent the event: `Some(why)` when nobody can answer
+    /// (the `hook --via` client looked at its own processes and said so to
+    /// `serve --hooks`).
+    Told(Option<String>),
+}
+
+impl Asker {
+    /// Why nobody can answer `agent`'s own `ask` for this event, if that is so.
+    #[must_use]
+    pub fn nobody_to_ask(&self, agent: super::Agent) -> Option<String> {
+        match self {
+            Asker::Probe => nobody_to_ask(agent),
+            Asker::Told(why) if agent == super::Agent::GeminiCli => why.clone(),
+            Asker::Told(_) => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -506,6 +506,7 @@ pub struct Decided {
 /// same policy: then no call is rewritten or decided as confined.
 /// `shadow` is the shadow policy (`settings.shadow`), or why it could not
 /// be loaded: its decision goes into the record only.
+/// `asker` says how to tell whether anyone can answer the agent's `ask`.
 #[must_use]
 pub fn decide(
     agent: Agent,
@@ -513,6 +514,7 @@ pub fn decide(
     loaded: Result<(&Policy, &Registry), String>,
     hook_policy: Option<confine::RunPolicy<'_>>,
     shadow: Option<Result<&crate::shadow::Shadow, &str>>,
+    asker: &headless::Asker,
     started: Instant,
 ) -> Decided {
     let parsed = input.and_then(|bytes| agent.parse(&bytes));
@@ -549,7 +551,7 @@ pub fn decide(
     };
     let mut parsed = parsed;
     if parsed.can_ask
-        && let Some(why) = headless::nobody_to_ask(agent)
+        && let Some(why) = asker.nobody_to_ask(agent)
     {
         // Gemini CLI would wait for ever for an answer nobody can give.
         parsed.can_ask = false;
