@@ -258,15 +258,6 @@ impl Handler {
         };
         let mut scrubbed_args = call.args.clone();
         registry.scrubber().scrub_json(&mut scrubbed_args);
-        let elicits = context
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form);
-        let elicitor = elicits.then(|| Elicitor {
-            peer: context.peer.clone(),
-            scrubber_args: scrubbed_args.clone(),
-            outcome: Mutex::new(Asked::default()),
-        });
         if tool.offline {
             // The server is declared but not connected: decide (for the reason and
             // the log), run nothing, and say why it cannot run.
@@ -293,41 +284,15 @@ impl Handler {
             );
             return Ok(text_result(text, true));
         }
-        let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
-        // The call is registered for relays: the server's progress and
-        // requests during it come back to this client.
-        let caller = self.gateway.relays.enter(
-            self.session,
-            context.peer.clone(),
-            context.meta.get_progress_token(),
-        );
-        let dispatch =
-            crate::mcp::client::CALLER.scope(caller.id, registry.dispatch_asking(&call, approver));
-        let dispatched = tokio::select! {
-            d = dispatch => d,
-            () = context.ct.cancelled() => {
-                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "cancelled by the client", &scrubbed_args, started);
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
-            () = self.gateway.shutdown.cancelled() => {
-                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "the gateway is stopping", &scrubbed_args, started);
-                return Err(ErrorData::internal_error("the gateway is stopping", None));
-            }
-        };
-        caller.settle().await;
-        drop(caller);
-        let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
+        let Relayed {
+            dispatched,
+            asked,
+            note,
+            ran,
+        } = self
+            .dispatch_relayed(&context, &snapshot, &tool, &call, &scrubbed_args, started)
+            .await?;
         let ev = &dispatched.evaluation;
-        let mut note = ev
-            .reason
-            .clone()
-            .or_else(|| ev.reject_reason.clone())
-            .unwrap_or_default();
-        if let Some(said) = &asked {
-            note = format!("{note} ({said})");
-        }
-        let ran =
-            dispatched.result.is_ok() || matches!(dispatched.result, Err(ToolError::Failed(_)));
         let response = match dispatched.result {
             Ok(out) => CallToolResponse::Complete(call_result(&tool, out)),
             Err(e) => {
@@ -390,50 +355,15 @@ impl Handler {
         };
         let mut scrubbed_args = call.args.clone();
         registry.scrubber().scrub_json(&mut scrubbed_args);
-        let elicits = context
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form);
-        let elicitor = elicits.then(|| Elicitor {
-            peer: context.peer.clone(),
-            scrubber_args: scrubbed_args.clone(),
-            outcome: Mutex::new(Asked::default()),
-        });
-        let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
-        // The call is registered for relays: the server's progress and
-        // requests during it come back to this client.
-        let caller = self.gateway.relays.enter(
-            self.session,
-            context.peer.clone(),
-            context.meta.get_progress_token(),
-        );
-        let dispatch =
-            crate::mcp::client::CALLER.scope(caller.id, registry.dispatch_asking(&call, approver));
-        let dispatched = tokio::select! {
-            d = dispatch => d,
-            () = context.ct.cancelled() => {
-                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "cancelled by the client", &scrubbed_args, started);
-                return Err(ErrorData::internal_error("the request was cancelled", None));
-            }
-            () = self.gateway.shutdown.cancelled() => {
-                self.log_call(&snapshot.policy_hash, &tool, &call, None, false, "the gateway is stopping", &scrubbed_args, started);
-                return Err(ErrorData::internal_error("the gateway is stopping", None));
-            }
-        };
-        caller.settle().await;
-        drop(caller);
-        let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
+        let Relayed {
+            dispatched,
+            asked,
+            note,
+            ran,
+        } = self
+            .dispatch_relayed(context, &snapshot, &tool, &call, &scrubbed_args, started)
+            .await?;
         let ev = &dispatched.evaluation;
-        let mut note = ev
-            .reason
-            .clone()
-            .or_else(|| ev.reject_reason.clone())
-            .unwrap_or_default();
-        if let Some(said) = &asked {
-            note = format!("{note} ({said})");
-        }
-        let ran =
-            dispatched.result.is_ok() || matches!(dispatched.result, Err(ToolError::Failed(_)));
         self.log_call(
             &snapshot.policy_hash,
             &tool,
@@ -466,6 +396,72 @@ impl Handler {
                 .unwrap_or_else(|| ErrorData::internal_error(out.text, None)));
         }
         Ok(out)
+    }
+
+    /// Runs a decided call through the dispatch path for a client: asked by
+    /// elicitation where the client can answer, registered for relays (the
+    /// server's progress and requests during it come back to this client),
+    /// and ended early, logged, when the client cancels or the gateway stops.
+    async fn dispatch_relayed(
+        &self,
+        context: &RequestContext<RoleServer>,
+        snapshot: &crate::gateway::Snapshot,
+        tool: &RegisteredTool,
+        call: &Call,
+        scrubbed_args: &Value,
+        started: Instant,
+    ) -> Result<Relayed, ErrorData> {
+        let registry = &snapshot.registry;
+        let elicits = context
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+        let elicitor = elicits.then(|| Elicitor {
+            peer: context.peer.clone(),
+            scrubber_args: scrubbed_args.clone(),
+            outcome: Mutex::new(Asked::default()),
+        });
+        let approver: Option<&dyn AsyncApprover> = elicitor.as_ref().map(|e| e as _);
+        // The call is registered for relays: the server's progress and
+        // requests during it come back to this client.
+        let caller = self.gateway.relays.enter(
+            self.session,
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+        );
+        let dispatch =
+            crate::mcp::client::CALLER.scope(caller.id, registry.dispatch_asking(call, approver));
+        let dispatched = tokio::select! {
+            d = dispatch => d,
+            () = context.ct.cancelled() => {
+                self.log_call(&snapshot.policy_hash, tool, call, None, false, "cancelled by the client", scrubbed_args, started);
+                return Err(ErrorData::internal_error("the request was cancelled", None));
+            }
+            () = self.gateway.shutdown.cancelled() => {
+                self.log_call(&snapshot.policy_hash, tool, call, None, false, "the gateway is stopping", scrubbed_args, started);
+                return Err(ErrorData::internal_error("the gateway is stopping", None));
+            }
+        };
+        caller.settle().await;
+        drop(caller);
+        let asked = elicitor.and_then(|e| e.outcome.lock().ok().and_then(|o| o.0.clone()));
+        let ev = &dispatched.evaluation;
+        let mut note = ev
+            .reason
+            .clone()
+            .or_else(|| ev.reject_reason.clone())
+            .unwrap_or_default();
+        if let Some(said) = &asked {
+            note = format!("{note} ({said})");
+        }
+        let ran =
+            dispatched.result.is_ok() || matches!(dispatched.result, Err(ToolError::Failed(_)));
+        Ok(Relayed {
+            dispatched,
+            asked,
+            note,
+            ran,
+        })
     }
 
     #[expect(clippy::too_many_arguments, reason = "one log line's parts")]
@@ -990,4 +986,13 @@ impl ServerHandler for Handler {
         }
         first_error.map_or(Ok(()), Err)
     }
+}
+
+/// What [`Handler::dispatch_relayed`] gave: the dispatch, what the person
+/// said when asked, the log's note, and whether the call ran.
+struct Relayed {
+    dispatched: crate::dispatch::Dispatched,
+    asked: Option<String>,
+    note: String,
+    ran: bool,
 }
