@@ -749,26 +749,28 @@ impl RmcpClient {
         Err(list_err(format!("more than {MAX_LIST_PAGES} pages")))
     }
 
+    /// Sends one request and waits for its answer, with its progress
+    /// tracked. Dropped before the answer (the client cancelled or went), the
+    /// server is told to stop.
+    async fn send(&self, request: ClientRequest) -> Result<ServerResult, ServiceError> {
+        let peer = self.service.running.peer();
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await?;
+        let mut guard = CancelOnDrop {
+            peer: peer.clone(),
+            id: Some(handle.id.clone()),
+            sending: Arc::clone(&self.cancels),
+        };
+        let _tracked = Tracked::new(&self.calls, &handle.progress_token);
+        let answered = handle.await_response().await;
+        guard.id = None;
+        answered
+    }
+
     async fn raw(&self, method: &str, params: Option<Value>) -> Result<Value, McpError> {
         let request = ClientRequest::CustomRequest(CustomRequest::new(method.to_string(), params));
-        let peer = self.service.running.peer();
-        let sent = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await;
-        let answered = match sent {
-            Ok(handle) => {
-                let mut guard = CancelOnDrop {
-                    peer: peer.clone(),
-                    id: Some(handle.id.clone()),
-                    sending: Arc::clone(&self.cancels),
-                };
-                let _tracked = Tracked::new(&self.calls, &handle.progress_token);
-                let answered = handle.await_response().await;
-                guard.id = None;
-                answered
-            }
-            Err(e) => Err(e),
-        };
+        let answered = self.send(request).await;
         match answered {
             Ok(result) => result_json(result).map_err(|message| McpError::Call {
                 server: self.server.clone(),
@@ -794,26 +796,7 @@ impl RmcpClient {
     async fn call(&self, name: &str, args: Map<String, Value>) -> Result<CallOutput, McpError> {
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
         let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-        let peer = self.service.running.peer();
-        let sent = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await;
-        let answered = match sent {
-            Ok(handle) => {
-                // Dropped before the answer (the client cancelled or went):
-                // the server is told to stop.
-                let mut guard = CancelOnDrop {
-                    peer: peer.clone(),
-                    id: Some(handle.id.clone()),
-                    sending: Arc::clone(&self.cancels),
-                };
-                let _tracked = Tracked::new(&self.calls, &handle.progress_token);
-                let answered = handle.await_response().await;
-                guard.id = None;
-                answered
-            }
-            Err(e) => Err(e),
-        };
+        let answered = self.send(request).await;
         let result = match answered {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
             Ok(_) => Err(ServiceError::UnexpectedResponse),
