@@ -464,6 +464,27 @@ impl Handler {
         })
     }
 
+    /// Every upstream's items of one listing (`resources`, `resourceTemplates`),
+    /// after the first connections, gathered under `key` and scrubbed.
+    async fn listed(&self, key: &str, what: surfaces::Listing) -> Value {
+        self.gateway.settle().await;
+        let mut v = listing(
+            key,
+            self.gateway
+                .gather(what)
+                .await
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect(),
+        );
+        self.gateway
+            .snapshot()
+            .registry
+            .scrubber()
+            .scrub_json(&mut v);
+        v
+    }
+
     #[expect(clippy::too_many_arguments, reason = "one log line's parts")]
     fn log_call(
         &self,
@@ -712,22 +733,10 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.gateway.settle().await;
-        let mut v = listing(
-            "resources",
-            self.gateway
-                .gather(surfaces::RESOURCES)
-                .await
-                .into_iter()
-                .map(|(_, r)| r)
-                .collect(),
-        );
-        self.gateway
-            .snapshot()
-            .registry
-            .scrubber()
-            .scrub_json(&mut v);
-        typed("resources/list", v)
+        typed(
+            "resources/list",
+            self.listed("resources", surfaces::RESOURCES).await,
+        )
     }
 
     async fn list_resource_templates(
@@ -735,22 +744,10 @@ impl ServerHandler for Handler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.gateway.settle().await;
-        let mut v = listing(
-            "resourceTemplates",
-            self.gateway
-                .gather(surfaces::TEMPLATES)
-                .await
-                .into_iter()
-                .map(|(_, r)| r)
-                .collect(),
-        );
-        self.gateway
-            .snapshot()
-            .registry
-            .scrubber()
-            .scrub_json(&mut v);
-        typed("resources/templates/list", v)
+        typed(
+            "resources/templates/list",
+            self.listed("resourceTemplates", surfaces::TEMPLATES).await,
+        )
     }
 
     async fn read_resource(
