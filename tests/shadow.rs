@@ -364,3 +364,57 @@ fn log_diff_exits_0_when_nothing_changes_and_2_without_a_shadow() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// `serve --hooks` loads the shadow with the policy (not per request) and logs
+/// its decision beside the one in force, as `hook` does.
+#[test]
+fn the_hook_service_logs_the_shadow_beside_its_decision() {
+    use std::io::{BufRead, BufReader, Read};
+    let env = Env::new("service", "paths: [\"{root}/next\"]");
+    let live = env.path("live");
+    let mut child = env
+        .command(&["serve", "--hooks", "127.0.0.1:0", live.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let port: u16 = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(rest) = line
+            .split("answering hook events on http://127.0.0.1:")
+            .nth(1)
+        {
+            break rest.split('/').next().unwrap().parse().unwrap();
+        }
+    };
+    let event = serde_json::json!({
+        "session_id": "s1",
+        "cwd": env.path("work"),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git status"},
+    })
+    .to_string();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "POST /hooks/claude-code HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{event}",
+        event.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("\"allow\""), "{response}");
+    let log = env.log();
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0]["decision"], "allow");
+    assert_eq!(log[0]["shadow"]["decision"], "deny", "{:?}", log[0]);
+    let matched = log[0]["shadow"]["matched"].as_array().unwrap();
+    assert!(matched.iter().any(|m| m == "no-git"), "{:?}", log[0]);
+}

@@ -234,6 +234,7 @@ pub(crate) fn decide(
     input: Result<Vec<u8>, String>,
     origin: &Origin,
     loaded: Result<(&Policy, &Registry), String>,
+    shadow: Option<Result<&crate::shadow::Shadow, &str>>,
     asker: &hooks::headless::Asker,
     started: Instant,
 ) -> Decided {
@@ -243,38 +244,16 @@ pub(crate) fn decide(
     } else {
         origin.run_policy()
     };
-    // The shadow policy (`settings.shadow`) decides the same call beside it;
-    // its decision goes into the record only.
-    let shadow = match (&loaded, &origin.source) {
-        (Ok((_, registry)), Ok(source)) => registry.settings().shadow.as_ref().map(|spec| {
-            crate::shadow::load(
-                spec,
-                crate::loader::Purpose::DecideFor(agent.as_str()),
-                &source.places(),
-                true,
-            )
-            .map_err(|why| crate::shadow::failure(spec, &why))
-        }),
-        _ => None,
-    };
-    let shadow_failed = match (&shadow, &loaded) {
+    let shadow_failed = match (shadow, &loaded) {
         (Some(Err(why)), Ok((_, registry))) => Some(registry.scrubber().scrub_str(why)),
         _ => None,
     };
-    let mut decided = hooks::decide(
-        agent,
-        input,
-        loaded,
-        hook_policy,
-        shadow.as_ref().map(|s| s.as_ref().map_err(String::as_str)),
-        asker,
-        started,
-    );
+    let mut decided = hooks::decide(agent, input, loaded, hook_policy, shadow, asker, started);
     if let Some(why) = shadow_failed {
-        decided.answer.stderr.push_str(&format!(
-            "zero-policy: {why}
-"
-        ));
+        decided
+            .answer
+            .stderr
+            .push_str(&format!("zero-policy: {why}\n"));
     }
     if let (Some(resolved), Ok(_)) = (&origin.bundle, &origin.source) {
         decided.record.bundle = Some(resolved.bundle.version().to_string());
@@ -287,6 +266,29 @@ pub(crate) fn decide(
         }
     }
     decided
+}
+
+/// The shadow policy (`settings.shadow`) of the policy `loaded`, for
+/// `agent`'s calls: loaded, or why it could not be (then it is ignored and
+/// the failure noted); `None` when none is set.
+pub(crate) fn load_shadow(
+    agent: Agent,
+    origin: &Origin,
+    loaded: Result<&Registry, &str>,
+) -> Option<Result<crate::shadow::Shadow, String>> {
+    let (Ok(registry), Ok(source)) = (loaded, &origin.source) else {
+        return None;
+    };
+    let spec = registry.settings().shadow.as_ref()?;
+    Some(
+        crate::shadow::load(
+            spec,
+            crate::loader::Purpose::DecideFor(agent.as_str()),
+            &source.places(),
+            true,
+        )
+        .map_err(|why| crate::shadow::failure(spec, &why)),
+    )
 }
 
 /// The event on standard input.
@@ -308,17 +310,23 @@ fn run_unguarded(args: &Args, started: Instant) -> Decided {
     let input = read_input(args.agent);
     let origin = Origin::resolve(&args.paths, &args.bundle, true);
     let loaded = origin.load(args.agent.as_str());
+    let shadow = load_shadow(
+        args.agent,
+        &origin,
+        loaded.as_ref().map(|(_, r)| r).map_err(String::as_str),
+    );
     let decided = decide(
         args.agent,
         input,
         &origin,
         loaded.as_ref().map(|(p, r)| (p, r)).map_err(Clone::clone),
+        shadow.as_ref().map(|s| s.as_ref().map_err(String::as_str)),
         &hooks::headless::Asker::Probe,
         started,
     );
     // The process ends after this one call: freeing the policy's many small
     // allocations would only cost time (about 3% of the call).
-    std::mem::forget(loaded);
+    std::mem::forget((loaded, shadow));
     decided
 }
 

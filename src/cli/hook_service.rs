@@ -99,13 +99,38 @@ type AgentPolicy = Result<(Policy, Registry), String>;
 struct Loaded {
     origin: Origin,
     agents: Vec<AgentPolicy>,
+    /// Each agent's shadow policy (`settings.shadow`), loaded with its policy.
+    shadows: Vec<Option<Result<crate::shadow::Shadow, String>>>,
 }
 
 impl Loaded {
     fn load(options: &Options) -> Loaded {
         let origin = Origin::resolve(&options.paths, &options.bundle, false);
-        let agents = Agent::ALL.iter().map(|a| origin.load(a.as_str())).collect();
-        Loaded { origin, agents }
+        let agents: Vec<AgentPolicy> = Agent::ALL.iter().map(|a| origin.load(a.as_str())).collect();
+        let shadows = Agent::ALL
+            .iter()
+            .zip(&agents)
+            .map(|(a, p)| {
+                hook::load_shadow(
+                    *a,
+                    &origin,
+                    p.as_ref().map(|(_, r)| r).map_err(String::as_str),
+                )
+            })
+            .collect();
+        Loaded {
+            origin,
+            agents,
+            shadows,
+        }
+    }
+
+    fn shadow(&self, agent: Agent) -> Option<Result<&crate::shadow::Shadow, &str>> {
+        let i = Agent::ALL.iter().position(|a| *a == agent)?;
+        self.shadows
+            .get(i)?
+            .as_ref()
+            .map(|s| s.as_ref().map_err(String::as_str))
     }
 
     fn agent(&self, agent: Agent) -> Result<(&Policy, &Registry), String> {
@@ -273,6 +298,7 @@ impl Service {
                 input,
                 &loaded.origin,
                 loaded.agent(agent),
+                loaded.shadow(agent),
                 asker,
                 started,
             )
