@@ -349,9 +349,13 @@ pub fn check_examples(names: &[String], spec: &catalog::Spec, catalog: &Catalog)
 
 impl Effects {
     /// Records why the account is not exact.
+    ///
+    /// Every reason is kept, however many: a rule may look for any one of
+    /// them, and a cap would let 32 harmless ones hide the one it looks for.
+    /// A script's size and command count bound how many there can be.
     pub fn inexact(&mut self, why: String) {
         self.exact = false;
-        if self.unknown.len() < 32 && !self.unknown.contains(&why) {
+        if !self.unknown.contains(&why) {
             self.unknown.push(why);
         }
     }
@@ -408,4 +412,22 @@ fn file_reads(fetches: &[urls::Fetch]) -> Vec<String> {
 pub(crate) fn dedup(v: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     v.retain(|s| seen.insert(s.clone()));
+}
+
+#[cfg(test)]
+mod reason_tests {
+    use super::Effects;
+
+    #[test]
+    fn every_reason_is_kept_past_the_thirty_second_and_a_repeat_is_not() {
+        let mut fx = Effects::default();
+        for i in 0..40 {
+            fx.inexact(format!("harmless reason {i}"));
+        }
+        fx.inexact("the reason a rule looks for".into());
+        fx.inexact("harmless reason 3".into());
+        assert!(!fx.exact);
+        assert_eq!(fx.unknown.len(), 41);
+        assert_eq!(fx.unknown[40], "the reason a rule looks for");
+    }
 }
