@@ -382,14 +382,6 @@ fn not_found() -> hyper::Response<Full<Bytes>> {
     r
 }
 
-/// Compares without stopping at the first difference.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// Why the request may not be decided, before its body is read.
 fn refused(service: &Service, req: &hyper::Request<Incoming>) -> Option<String> {
     if req.method() != hyper::Method::POST {
@@ -415,19 +407,10 @@ fn refused(service: &Service, req: &hyper::Request<Incoming>) -> Option<String> 
             ));
         }
     }
-    if let Some(token) = &service.options.token {
-        let given = headers
-            .get(hyper::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            });
-        if !given.is_some_and(|g| same_secret(g.trim().as_bytes(), token.as_bytes())) {
-            return Some(
-                "unauthorized: the request has no valid `Authorization: Bearer TOKEN`".into(),
-            );
-        }
+    if let Some(token) = &service.options.token
+        && !crate::gateway::http::authorized(req, token)
+    {
+        return Some("unauthorized: the request has no valid `Authorization: Bearer TOKEN`".into());
     }
     let length = headers
         .get(hyper::header::CONTENT_LENGTH)
@@ -544,7 +527,7 @@ async fn serve(options: Options) -> Result<(), String> {
     let port = bound.port();
     let hosts = if bound.ip().is_loopback() {
         vec![
-            format!("{}:{port}", host_text(bound)),
+            format!("{}:{port}", crate::gateway::http::host_text(bound)),
             format!("localhost:{port}"),
             format!("127.0.0.1:{port}"),
             format!("[::1]:{port}"),
@@ -579,7 +562,7 @@ async fn serve(options: Options) -> Result<(), String> {
     watch(&service);
     crate::output::stderr(&format!(
         "zero-policy serve: answering hook events on http://{}:{port}{PREFIX}AGENT\n",
-        host_text(bound)
+        crate::gateway::http::host_text(bound)
     ));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let signal = crate::gateway::signalled();
@@ -686,13 +669,6 @@ fn watch(service: &Arc<Service>) {
     });
 }
 
-fn host_text(addr: SocketAddr) -> String {
-    match addr {
-        SocketAddr::V4(a) => a.ip().to_string(),
-        SocketAddr::V6(a) => format!("[{}]", a.ip()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![expect(clippy::unwrap_used, reason = "tests")]
@@ -732,12 +708,5 @@ mod tests {
         }
         // Codex and Copilot allow by saying nothing: an empty JSON object.
         assert_eq!(native(Agent::Copilot, &hooks::Answer::silent()), "{}");
-    }
-
-    #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret(b"abc", b"abc"));
-        assert!(!same_secret(b"abc", b"abd"));
-        assert!(!same_secret(b"abc", b"abcd"));
     }
 }

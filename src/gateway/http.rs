@@ -49,7 +49,9 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn authorized(req: &hyper::Request<Incoming>, token: &str) -> bool {
+/// Whether the request carries `Authorization: Bearer TOKEN` with this token
+/// (compared in constant time); `serve --hooks` checks its token the same way.
+pub(crate) fn authorized(req: &hyper::Request<Incoming>, token: &str) -> bool {
     req.headers()
         .get(hyper::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -168,7 +170,8 @@ pub async fn serve(gateway: Arc<Gateway>, options: HttpOptions) -> Result<(), St
     }
 }
 
-fn host_text(addr: SocketAddr) -> String {
+/// The address's host as a `Host` header names it (`[::1]` for IPv6).
+pub(crate) fn host_text(addr: SocketAddr) -> String {
     match addr {
         SocketAddr::V4(a) => a.ip().to_string(),
         SocketAddr::V6(a) => format!("[{}]", a.ip()),
