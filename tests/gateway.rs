@@ -15,19 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{deps_dir, everything_js, python, require};
+use common::{deps_dir, everything_js, gateway_fixture, python, require};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_zero-policy");
 const TOKEN: &str = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
-
-fn gateway_fixture(name: &str) -> String {
-    require(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/gateway")
-            .join(name),
-    )
-}
 
 /// A scratch folder, removed at the end.
 struct Scratch(PathBuf);

@@ -19,19 +19,11 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{everything_js, python, require};
+use common::{everything_js, gateway_fixture, python};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_zero-policy");
 const SECRET: &str = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
-
-fn fixture(name: &str) -> String {
-    require(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/gateway")
-            .join(name),
-    )
-}
 
 /// A scratch folder with `policy/gateway.yaml`, removed at the end.
 struct Scratch(PathBuf);
@@ -83,7 +75,7 @@ fn faulty(name: &str, marker: &Path) -> String {
     safety: {{side_effect: none, permission: allow, reason: the fault fixture}}
 "#,
         python(),
-        fixture("faulty.py"),
+        gateway_fixture("faulty.py"),
         marker.display()
     )
 }
@@ -764,7 +756,7 @@ fn http_initialize(port: u16) -> String {
 /// Runs the Python SDK client (tests/fixtures/gateway/client.py) with a script.
 fn client(script: Value) -> Value {
     let mut child = Command::new(python())
-        .arg(fixture("client.py"))
+        .arg(gateway_fixture("client.py"))
         .arg(script.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

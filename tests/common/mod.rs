@@ -12,6 +12,15 @@ pub fn deps_dir() -> PathBuf {
     }
 }
 
+/// A fixture of the gateway's tests (`tests/fixtures/gateway/NAME`), as a string.
+pub fn gateway_fixture(name: &str) -> String {
+    require(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/gateway")
+            .join(name),
+    )
+}
+
 /// The path as a string; fails the test, saying what to run, when it is missing.
 pub fn require(path: PathBuf) -> String {
     assert!(
