@@ -182,18 +182,34 @@ fn protobuf_over_https_reaches_the_collector_and_decodes_with_the_official_defin
         "{rules:?}"
     );
 
-    // Trusting another CA: nothing reaches the collector; the answer stands.
+    // Trusting another CA: nothing reaches the collector; the answer stands,
+    // and the record waits in the spool.
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
     let (other_ca, _, _) = common::test_certificates(&other);
-    let out = common::claude_bash_hook(&dir, &settings(&other_ca), "rm -rf /");
+    let out = common::claude_bash_hook(&dir, &settings(&other_ca), "git log");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("it is in the local log only"),
+        String::from_utf8_lossy(&out.stderr).contains("within 300 ms; it waits in `"),
         "{out:?}"
     );
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(collector.wait_for(1).len(), 1);
+
+    // The CA set right again: the next decision sends the one that waited,
+    // then its own, in order.
+    let out = common::claude_bash_hook(&dir, &settings(&ca), "git status");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let all = collector.wait_for(3);
+    let commands: Vec<String> = all
+        .iter()
+        .map(|r| {
+            let body: serde_json::Value =
+                serde_json::from_str(r["body"].as_str().unwrap()).unwrap();
+            body["args"]["command"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(commands, ["rm -rf /", "git log", "git status"], "{all:?}");
     drop(collector);
     let _ = std::fs::remove_dir_all(&dir);
 }

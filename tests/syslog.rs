@@ -20,11 +20,11 @@ impl Rsyslog {
     /// Listens on a free loopback port; over TLS (rsyslog's `ossl` stream
     /// driver) with `tls`'s (CA, certificate, key).
     fn start(dir: &Path, tls: Option<&(PathBuf, PathBuf, PathBuf)>) -> Rsyslog {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        Rsyslog::start_on(dir, tls, free_port())
+    }
+
+    /// As [`Rsyslog::start`], on `port`.
+    fn start_on(dir: &Path, tls: Option<&(PathBuf, PathBuf, PathBuf)>, port: u16) -> Rsyslog {
         let work = dir.join("rsyslog-work");
         std::fs::create_dir_all(&work).unwrap();
         let received = dir.join("received.log");
@@ -101,6 +101,14 @@ impl Drop for Rsyslog {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn dir(name: &str) -> PathBuf {
@@ -193,8 +201,8 @@ fn rsyslog_receives_decisions_over_tls_and_a_receiver_with_an_untrusted_certific
     assert!(received.starts_with("<108>1 "), "{received}");
     assert!(received.contains(r#"decision="deny""#), "{received}");
 
-    // Trusting another CA: the receiver is refused, so the record is only in
-    // the local log, and the answer is the same.
+    // Trusting another CA: the receiver is refused, so the record waits in
+    // the spool (and is in the local log), and the answer is the same.
     let other = d.join("other");
     std::fs::create_dir_all(&other).unwrap();
     let (other_ca, _, _) = common::test_certificates(&other);
@@ -203,7 +211,7 @@ fn rsyslog_receives_decisions_over_tls_and_a_receiver_with_an_untrusted_certific
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("it is in the local log only"),
+        String::from_utf8_lossy(&out.stderr).contains("within 300 ms; it waits in `"),
         "{out:?}"
     );
     std::thread::sleep(Duration::from_millis(500));
@@ -230,25 +238,142 @@ fn rsyslog_receives_decisions_over_tls_and_a_receiver_with_an_untrusted_certific
 }
 
 #[test]
-fn a_receiver_that_is_down_does_not_change_the_answer_and_is_reported() {
+fn a_receiver_that_is_down_does_not_change_the_answer_and_what_it_missed_reaches_it_in_order_when_it_is_back()
+ {
     let d = dir("down");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let out = hook(&d, &format!("127.0.0.1:{port}"), "rm -rf /");
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
-    assert_eq!(
-        String::from_utf8(out.stderr).unwrap(),
-        format!(
-            "zero-policy: the decision did not reach syslog `127.0.0.1:{port}` within 300 ms; it is in the local log only\n"
-        )
-    );
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let spool_root = d.join("home/.local/state/zero-policy/spool");
+    let down = ["rm -rf /", "git status", "cat ~/.ssh/id_rsa"];
+    for (i, command) in down.iter().enumerate() {
+        let out = hook(&d, &address, command);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let expected = if *command == "git status" {
+            "allow"
+        } else {
+            "deny"
+        };
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"], expected,
+            "{command}: {answer}"
+        );
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let spool = std::fs::read_dir(&spool_root)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        assert!(
+            spool
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("syslog-"),
+            "{}",
+            spool.display()
+        );
+        assert_eq!(
+            stderr,
+            format!(
+                "zero-policy: the decision did not reach syslog `{address}` within 300 ms; it waits in `{}` ({} waiting) and leaves with a later decision\n",
+                spool.display(),
+                i + 1
+            )
+        );
+    }
     let local =
         std::fs::read_to_string(d.join("home/.local/state/zero-policy/decisions.jsonl")).unwrap();
-    assert_eq!(local.lines().count(), 1);
+    assert_eq!(local.lines().count(), 3);
+
+    // Back: the next decision sends the three that waited, oldest first,
+    // then its own, and says nothing.
+    let rsyslog = Rsyslog::start_on(&d, None, port);
+    let out = hook(&d, &address, "ls");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let received = rsyslog.wait_for(4);
+    let commands: Vec<String> = received
+        .lines()
+        .map(|l| {
+            let json: serde_json::Value =
+                serde_json::from_str(&l[l.find("] {").unwrap() + 2..]).unwrap();
+            json["args"]["command"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        commands,
+        ["rm -rf /", "git status", "cat ~/.ssh/id_rsa", "ls"],
+        "{received}"
+    );
+    // Each reached it once, as in the local log.
+    let local =
+        std::fs::read_to_string(d.join("home/.local/state/zero-policy/decisions.jsonl")).unwrap();
+    let logged: Vec<serde_json::Value> = local
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (line, record) in received.lines().zip(&logged) {
+        let json: serde_json::Value =
+            serde_json::from_str(&line[line.find("] {").unwrap() + 2..]).unwrap();
+        assert_eq!(&json, record);
+    }
+    drop(rsyslog);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn run_sends_its_record_with_what_the_sandbox_refused() {
+    // A home outside /tmp: a confined call may not run programs from there.
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("syslog-run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("home/project")).unwrap();
+    std::fs::create_dir_all(d.join("settings")).unwrap();
+    let rsyslog = Rsyslog::start(&d, None);
+    std::fs::write(
+        d.join("settings/log.yaml"),
+        format!(
+            "version: 1\nsettings:\n  log:\n    syslog:\n      address: \"127.0.0.1:{}\"\n",
+            rsyslog.port
+        ),
+    )
+    .unwrap();
+    let profile = d.join("home/.profile");
+    std::fs::write(&profile, "export X=1\n").unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let policy = format!(
+        "{}:{}:{}",
+        repo.join("policies").display(),
+        repo.join("manifests").display(),
+        d.join("settings").display()
+    );
+    // Code the analysis cannot read writes a shell start-up file: the kernel refuses.
+    let script = format!("sh -c \"$(printf 'echo evil >> {}')\"", profile.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["run", "--findings", "--policy", &policy, "-c", &script])
+        .current_dir(d.join("home/project"))
+        .env("HOME", d.join("home"))
+        .env_remove("ZERO_POLICY_PATH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&profile).unwrap(), "export X=1\n");
+    let received = rsyslog.wait_for(1);
+    let line = received.lines().next().unwrap_or_default();
+    assert!(line.contains(r#"front="run""#), "{received}");
+    let json: serde_json::Value =
+        serde_json::from_str(&line[line.find("] {").unwrap() + 2..]).unwrap();
+    assert_eq!(json["decision"], "allow", "{json}");
+    assert!(
+        json["blocked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == &serde_json::json!(format!("write {} (EACCES)", profile.display()))),
+        "{json}"
+    );
+    drop(rsyslog);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -409,40 +409,29 @@ pub fn run(args: &Args) -> u8 {
 /// How long a hook waits, after answering, for its record to leave.
 const REMOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 
-/// Sends the record to syslog and OTLP after the answer is out, waiting at
-/// most [`REMOTE_WAIT`] for both together; a record that did not leave is said
-/// on stderr (it is in the local log).
+/// Sends the record to syslog and OTLP after the answer is out, through
+/// their spools ([`log::spool`]), waiting at most [`REMOTE_WAIT`] for both
+/// together; a record that did not leave waits for the next decision, and
+/// what happened is said on stderr.
 fn send_remote(decided: &Decided) {
-    let late = |what: &str, to: &str| {
+    if decided.syslog.is_none() && decided.otlp.is_none() {
+        return;
+    }
+    let local = log::resolve_path(&decided.log_path, log::home().as_deref())
+        .ok()
+        .flatten();
+    let root = log::spool::Spool::root(local.as_deref());
+    for note in log::spool::send_record(
+        &decided.record,
+        decided.syslog.as_ref(),
+        decided.otlp.as_ref(),
+        root.as_deref(),
+        REMOTE_WAIT,
+    ) {
         output::stderr(&format!(
-            "zero-policy: the decision did not reach {what} `{to}` within {} ms; it is in the local log only\n",
-            REMOTE_WAIT.as_millis()
+            "zero-policy: {}\n",
+            Scrubber::builtin().scrub_str(&note)
         ));
-    };
-    let syslog = decided.syslog.as_ref().map(log::syslog::Syslog::start);
-    let otlp = decided.otlp.as_ref().map(log::otlp::Otlp::start);
-    let deadline = Instant::now() + REMOTE_WAIT;
-    if let Some(s) = &syslog {
-        match s {
-            Ok(s) => s.send(&decided.record),
-            Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
-        }
-    }
-    if let Some(o) = &otlp {
-        match o {
-            Ok(o) => o.send(&decided.record),
-            Err(e) => output::stderr(&format!("zero-policy: {e}\n")),
-        }
-    }
-    if let Some(Ok(s)) = &syslog
-        && s.flush(deadline.saturating_duration_since(Instant::now())) > 0
-    {
-        late("syslog", s.address());
-    }
-    if let Some(Ok(o)) = &otlp
-        && o.flush(deadline.saturating_duration_since(Instant::now())) > 0
-    {
-        late("the OTLP endpoint", o.endpoint());
     }
 }
 

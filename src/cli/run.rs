@@ -437,10 +437,12 @@ fn log(
     blocked: &[String],
 ) {
     let settings = registry.settings();
-    let Ok(Some(path)) =
-        crate::log::resolve_path(&settings.log_path, crate::log::home().as_deref())
-    else {
-        return;
+    let path = match crate::log::resolve_path(&settings.log_path, crate::log::home().as_deref()) {
+        Ok(path) => path,
+        Err(e) => {
+            crate::output::stderr(&format!("zero-policy: {e}\n"));
+            None
+        }
     };
     let mut args = call.args.clone();
     registry.scrubber().scrub_json(&mut args);
@@ -466,10 +468,29 @@ fn log(
         shadow: shadow.cloned(),
         ..crate::log::Record::default()
     };
-    if let Err(e) = crate::log::append(&path, &record.line()) {
-        crate::output::stderr(&format!("zero-policy: {e}\n"));
+    if let Some(path) = &path {
+        let chain = crate::log::Chain::from(Some(settings.log_chain));
+        if let Err(e) = crate::log::append_record(path, &record, chain) {
+            crate::output::stderr(&format!("zero-policy: {e}\n"));
+        }
+    }
+    // As the hook does: the record leaves through the receivers' spools,
+    // with the sandbox's `blocked` findings.
+    let root = crate::log::spool::Spool::root(path.as_deref());
+    for note in crate::log::spool::send_record(
+        &record,
+        settings.log_syslog.as_ref(),
+        settings.log_otlp.as_ref(),
+        root.as_deref(),
+        REMOTE_WAIT,
+    ) {
+        let note = registry.scrubber().scrub_str(&note).into_owned();
+        crate::output::stderr(&format!("zero-policy: {note}\n"));
     }
 }
+
+/// How long `run`, after its call ends, waits for the record to leave.
+const REMOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// Runs the command, passing its streams through, forwarding the signals a
 /// supervisor sends to `run` itself, and returns its exit status (128+N for

@@ -13,6 +13,7 @@ pub mod chain;
 pub mod diff;
 pub mod otlp;
 pub mod ship;
+pub mod spool;
 pub mod syslog;
 
 use std::io::Write;

@@ -95,39 +95,7 @@ impl Otlp {
     /// The endpoint is not `https://…` or `http://…`, TLS cannot be set up
     /// (the CA file does not read), or the thread cannot start.
     pub fn start(target: &Target) -> Result<Otlp, String> {
-        let ep = endpoint(&target.endpoint)?;
-        let tls = match &ep.tls {
-            Some(host) => {
-                let ca = match &target.ca {
-                    Some(ca) => super::resolve_path(ca, super::home().as_deref())
-                        .map_err(|e| format!("OTLP over TLS: {e}"))?,
-                    None => None,
-                };
-                Some((
-                    crate::tls::client_config(ca.as_deref())?,
-                    crate::tls::server_name(host)?,
-                ))
-            }
-            None => None,
-        };
-        let resource = resource();
-        let encoding = target.encoding;
-        let shipper = Shipper::start("otlp", target.queue, move |batch| {
-            let records: Vec<Value> = batch
-                .iter()
-                .filter_map(|m| serde_json::from_str(m).ok())
-                .collect();
-            let request = json!({"resourceLogs": [{
-                "resource": resource,
-                "scopeLogs": [{"scope": {"name": "zero-policy", "version": env!("CARGO_PKG_VERSION")},
-                               "logRecords": records}],
-            }]});
-            let (body, content_type) = match encoding {
-                OtlpEncoding::Json => (request.to_string().into_bytes(), "application/json"),
-                OtlpEncoding::Protobuf => (protobuf::request(&request), "application/x-protobuf"),
-            };
-            post(&ep, tls.as_ref(), &body, content_type)
-        })?;
+        let shipper = Shipper::start("otlp", target.queue, sender(target)?)?;
         Ok(Otlp {
             shipper,
             endpoint: target.endpoint.clone(),
@@ -136,7 +104,7 @@ impl Otlp {
 
     /// Queues one record; never waits. A full queue drops it and counts it.
     pub fn send(&self, record: &Record) {
-        self.shipper.send(log_record(record).to_string());
+        self.shipper.send(queued(record));
     }
 
     /// Records dropped so far because the queue was full.
@@ -157,6 +125,54 @@ impl Otlp {
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
+}
+
+/// One record as the sender takes it: its `LogRecord`, as JSON text.
+#[must_use]
+pub fn queued(record: &Record) -> String {
+    log_record(record).to_string()
+}
+
+/// The function that posts a batch of [`queued`] records to the endpoint of
+/// `target` as one export request; `false` when it was not accepted.
+///
+/// # Errors
+/// The endpoint is not `https://…` or `http://…`, or TLS cannot be set up
+/// (the CA file does not read).
+pub fn sender(target: &Target) -> Result<impl FnMut(&[String]) -> bool + Send + 'static, String> {
+    let ep = endpoint(&target.endpoint)?;
+    let tls = match &ep.tls {
+        Some(host) => {
+            let ca = match &target.ca {
+                Some(ca) => super::resolve_path(ca, super::home().as_deref())
+                    .map_err(|e| format!("OTLP over TLS: {e}"))?,
+                None => None,
+            };
+            Some((
+                crate::tls::client_config(ca.as_deref())?,
+                crate::tls::server_name(host)?,
+            ))
+        }
+        None => None,
+    };
+    let resource = resource();
+    let encoding = target.encoding;
+    Ok(move |batch: &[String]| {
+        let records: Vec<Value> = batch
+            .iter()
+            .filter_map(|m| serde_json::from_str(m).ok())
+            .collect();
+        let request = json!({"resourceLogs": [{
+            "resource": resource,
+            "scopeLogs": [{"scope": {"name": "zero-policy", "version": env!("CARGO_PKG_VERSION")},
+                           "logRecords": records}],
+        }]});
+        let (body, content_type) = match encoding {
+            OtlpEncoding::Json => (request.to_string().into_bytes(), "application/json"),
+            OtlpEncoding::Protobuf => (protobuf::request(&request), "application/x-protobuf"),
+        };
+        post(&ep, tls.as_ref(), &body, content_type)
+    })
 }
 
 fn resource() -> Value {

@@ -80,45 +80,7 @@ impl Syslog {
     /// The thread cannot start, or TLS cannot be set up (the CA file does
     /// not read).
     pub fn start(target: &Target) -> Result<Syslog, String> {
-        let address = target.address.clone();
-        let tls = if target.tls {
-            let ca = match &target.ca {
-                Some(ca) => super::resolve_path(ca, super::home().as_deref())
-                    .map_err(|e| format!("syslog over TLS: {e}"))?,
-                None => None,
-            };
-            let server =
-                host_of(&address).map_err(|e| format!("syslog over TLS to `{address}`: {e}"))?;
-            Some((crate::tls::client_config(ca.as_deref())?, server))
-        } else {
-            None
-        };
-        let mut stream: Option<Connection> = None;
-        let shipper = Shipper::start("syslog", target.queue, move |batch| {
-            if stream.is_none() {
-                stream = connect(&address).and_then(|s| match &tls {
-                    None => Some(Connection::Plain(s)),
-                    Some((config, server)) => crate::tls::handshake(s, config, server.clone())
-                        .ok()
-                        .map(|t| Connection::Tls(Box::new(t))),
-                });
-            }
-            let Some(s) = stream.as_mut() else {
-                return false;
-            };
-            let bytes: String = batch.concat();
-            if s.write_all(bytes.as_bytes())
-                .and_then(|()| s.flush())
-                .is_ok()
-            {
-                true
-            } else {
-                // Part of the batch may have arrived: it is sent again whole
-                // on a new connection (at least once, never lost).
-                stream = None;
-                false
-            }
-        })?;
+        let shipper = Shipper::start("syslog", target.queue, sender(target)?)?;
         Ok(Syslog {
             shipper,
             address: target.address.clone(),
@@ -127,7 +89,7 @@ impl Syslog {
 
     /// Queues one record; never waits. A full queue drops it and counts it.
     pub fn send(&self, record: &Record) {
-        self.shipper.send(frame(&message(record)));
+        self.shipper.send(framed(record));
     }
 
     /// Records dropped so far because the queue was full.
@@ -154,6 +116,61 @@ impl Syslog {
     pub fn address(&self) -> &str {
         &self.address
     }
+}
+
+/// One record as the sender writes it: the RFC 5424 message, framed.
+#[must_use]
+pub fn framed(record: &Record) -> String {
+    frame(&message(record))
+}
+
+/// The function that writes a batch of [`framed`] records to the receiver
+/// of `target`, keeping its connection between batches; `false` when it could
+/// not (the batch is then to be sent again whole).
+///
+/// # Errors
+/// TLS cannot be set up: the CA file does not read, or the address names no
+/// host a certificate could carry.
+pub fn sender(target: &Target) -> Result<impl FnMut(&[String]) -> bool + Send + 'static, String> {
+    let address = target.address.clone();
+    let tls = if target.tls {
+        let ca = match &target.ca {
+            Some(ca) => super::resolve_path(ca, super::home().as_deref())
+                .map_err(|e| format!("syslog over TLS: {e}"))?,
+            None => None,
+        };
+        let server =
+            host_of(&address).map_err(|e| format!("syslog over TLS to `{address}`: {e}"))?;
+        Some((crate::tls::client_config(ca.as_deref())?, server))
+    } else {
+        None
+    };
+    let mut stream: Option<Connection> = None;
+    Ok(move |batch: &[String]| {
+        if stream.is_none() {
+            stream = connect(&address).and_then(|s| match &tls {
+                None => Some(Connection::Plain(s)),
+                Some((config, server)) => crate::tls::handshake(s, config, server.clone())
+                    .ok()
+                    .map(|t| Connection::Tls(Box::new(t))),
+            });
+        }
+        let Some(s) = stream.as_mut() else {
+            return false;
+        };
+        let bytes: String = batch.concat();
+        if s.write_all(bytes.as_bytes())
+            .and_then(|()| s.flush())
+            .is_ok()
+        {
+            true
+        } else {
+            // Part of the batch may have arrived: it is sent again whole
+            // on a new connection (at least once, never lost).
+            stream = None;
+            false
+        }
+    })
 }
 
 /// The host of `HOST:PORT` (`[v6]:PORT` too) as the name the receiver's
