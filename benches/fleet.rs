@@ -8,7 +8,11 @@
 //! - `bundle (cached, verified)`: the same files as a signed bundle, already
 //!   verified once and kept as the last good bundle in the cache; each call
 //!   reads it, checks its signature and digests, and loads from memory;
-//! - `bundle + shadow`: the bundle, with the shadow as above.
+//! - `bundle + shadow`: the bundle, with the shadow as above;
+//! - `bundle over https (cached)`: the same bundle published on a real HTTPS
+//!   server (Python's `http.server` over TLS, tests/fixtures/https/serve.py,
+//!   with a CA made by `openssl`), fetched once, then taken from the cache on
+//!   each call (verified again) until the poll interval asks the server.
 //!
 //! Prints the median and p90 of each and the ratios to `files`; asserts only
 //! that each variant gives the expected answer.
@@ -21,6 +25,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "../tests/common/certs.rs"]
+mod certs;
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -127,6 +134,32 @@ fn main() {
     let shadow_bundle = bundle(&shadowed, "team-shadow.bundle");
     let size = std::fs::metadata(&plain_bundle).unwrap().len();
 
+    // The same bundle on a real HTTPS server.
+    let served = root.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    std::fs::copy(&plain_bundle, served.join("team.bundle")).unwrap();
+    std::fs::copy(
+        format!("{}.minisig", plain_bundle.display()),
+        served.join("team.bundle.minisig"),
+    )
+    .unwrap();
+    let (ca, cert, key) = certs::test_certificates(&root);
+    let mut server = Command::new("python3")
+        .arg(repo.join("tests/fixtures/https/serve.py"))
+        .args([&served, &cert, &key, &root.join("requests.log")])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let port: u16 = {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(server.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        line.trim().parse().unwrap()
+    };
+    let url = format!("https://127.0.0.1:{port}/team.bundle");
+
     let event = serde_json::to_vec(&serde_json::json!({
         "session_id": "bench",
         "cwd": work,
@@ -165,6 +198,17 @@ fn main() {
                 os(&shadow_bundle),
                 "--key".into(),
                 os(&public),
+            ],
+        ),
+        (
+            "bundle over https (cached)",
+            vec![
+                "--bundle".into(),
+                url.clone().into(),
+                "--key".into(),
+                os(&public),
+                "--bundle-ca".into(),
+                os(&ca),
             ],
         ),
     ];
@@ -223,5 +267,14 @@ fn main() {
             (m / base - 1.0) * 100.0
         );
     }
+    // Fetched once, in the warm-up, and not asked for again within the poll
+    // interval: no call waited on the network.
+    let requests = std::fs::read_to_string(root.join("requests.log")).unwrap_or_default();
+    println!(
+        "\nrequests to the HTTPS server over all rounds: {}",
+        requests.lines().count()
+    );
+    let _ = server.kill();
+    let _ = server.wait();
     let _ = std::fs::remove_dir_all(&root);
 }
