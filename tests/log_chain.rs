@@ -213,3 +213,37 @@ fn a_hook_that_cannot_load_its_policy_keeps_a_chained_log_chained() {
     let out = env.verify(&default_log, "human");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+#[test]
+fn run_chains_its_line_between_the_hooks_lines() {
+    let env = Env::new("run");
+    env.hook("git status").wait_with_output().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let policy = format!(
+        "{}:{}:{}",
+        repo.join("policies").display(),
+        repo.join("manifests").display(),
+        env.root.join("settings").display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_zero-policy"))
+        .args(["run", "--policy", &policy, "-c", "rm -rf /"])
+        .current_dir(env.root.join("work"))
+        .env("HOME", env.root.join("home"))
+        .env_remove("ZERO_POLICY_PATH")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+    env.hook("ls").wait_with_output().unwrap();
+    let text = std::fs::read_to_string(env.log()).unwrap();
+    let fronts: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["front"].to_string())
+        .collect();
+    assert_eq!(
+        fronts,
+        [r#""hook:claude-code""#, r#""run""#, r#""hook:claude-code""#]
+    );
+    let out = env.verify(&env.log(), "human");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
