@@ -1915,3 +1915,82 @@ fn a_server_may_keep_its_own_names_alone_and_names_that_could_collide_do_not_loa
     ));
     assert_eq!(out["results"][2]["text"], "Echo: prefixed");
 }
+
+// ---------------------------------------------------------------- shadow
+
+#[test]
+fn serve_logs_the_shadow_policys_decision_beside_its_own_and_answers_by_its_own() {
+    let s = Scratch::new("shadow");
+    // The shadow: the next version of the same policy, with one rule more,
+    // which denies the echo tool. It decides with the tools of the upstreams
+    // in force (it starts none of its own).
+    let next = s.0.join("next");
+    std::fs::create_dir_all(&next).unwrap();
+    std::fs::write(
+        next.join("gateway.yaml"),
+        policy_yaml(&s, "  defer_threshold: 0\n", &[everything_allowed()]),
+    )
+    .unwrap();
+    std::fs::write(
+        next.join("rules.yaml"),
+        "version: 1\nrules:\n  - id: no-echo\n    when: tool.name == \"mcp__everything__echo\"\n    action: deny\n    reason: echo waits for review in the new policy\n",
+    )
+    .unwrap();
+    s.write_policy(&policy_yaml(
+        &s,
+        &format!(
+            "  defer_threshold: 0\n  shadow:\n    paths: [\"{}\"]\n",
+            next.display()
+        ),
+        &[everything_allowed()],
+    ));
+    let out = client(stdio_script(
+        &s,
+        "none",
+        json!([
+            {"op": "until_listed", "name": "mcp__everything__echo", "seconds": 30},
+            {"op": "call", "name": "mcp__everything__echo", "args": {"message": "still allowed"}},
+            {"op": "call", "name": "mcp__everything__get-sum", "args": {"a": 1, "b": 2}},
+        ]),
+    ));
+    let r = &out["results"];
+    // The answer is the policy in force's.
+    assert_eq!(r[1]["text"], "Echo: still allowed", "{out}");
+    let lines = s.log_lines();
+    let echo = lines
+        .iter()
+        .find(|l| l["tool"] == "mcp__everything__echo")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(echo["decision"], "allow", "{echo}");
+    assert_eq!(echo["shadow"]["decision"], "deny", "{echo}");
+    assert_eq!(echo["shadow"]["matched"], json!(["no-echo"]), "{echo}");
+    let rule = &echo["shadow"]["rules"][0];
+    assert_eq!(rule["id"], "no-echo", "{echo}");
+    assert!(
+        rule["file"].as_str().unwrap().ends_with("next/rules.yaml"),
+        "{echo}"
+    );
+    // A call the shadow decides alike: both allow.
+    let sum = lines
+        .iter()
+        .find(|l| l["tool"] == "mcp__everything__get-sum")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(sum["decision"], "allow", "{sum}");
+    assert_eq!(sum["shadow"]["decision"], "allow", "{sum}");
+
+    // `log diff` over the gateway's log: one call changes, allow → deny.
+    let diff = Command::new(BIN)
+        .args(["log", "diff", "--format", "json"])
+        .arg(s.log())
+        .output()
+        .unwrap();
+    assert_eq!(diff.status.code(), Some(1), "{diff:?}");
+    let report: Value = serde_json::from_slice(&diff.stdout).unwrap();
+    let changes = report["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{report}");
+    assert_eq!(changes[0]["tool"], "mcp__everything__echo");
+    assert_eq!(
+        (&changes[0]["from"], &changes[0]["to"]),
+        (&json!("allow"), &json!("deny"))
+    );
+}
