@@ -348,6 +348,22 @@ fn a_tree_past_the_entry_bound_or_the_time_bound_keeps_its_over_approximation() 
         Some("the time bound of 0 ms was reached")
     );
     assert!(reads(&timed).contains(&format!("{}/**", t.ws())));
+    // Literal paths are resolved whatever the time (their count bounds
+    // them): a busy machine does not make a read of one workspace file
+    // "could reach any file", which would deny it.
+    t.write("ws/README.md", "hello");
+    let one = t.bash("cat README.md");
+    let busy = t.registry(Some(no_time)).explain(&one);
+    assert!(
+        !reads(&busy).iter().any(|r| r == "/**"),
+        "{:?}",
+        reads(&busy)
+    );
+    assert_eq!(
+        busy.decision,
+        t.registry(Some(roomy())).explain(&one).decision
+    );
+    assert_eq!(busy.decision, Decision::Allow);
 
     let reached = Host {
         max_reached: 2,
