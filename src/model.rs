@@ -526,6 +526,14 @@ pub struct RawEnforce {
     #[serde(default)]
     #[schemars(with = "Option<Vec<String>>")]
     pub exec: Option<Vec<Spanned<String>>>,
+    /// Environment variables a confined call does not get: name globs (`*`
+    /// matches any run of characters, case is ignored). The kernel cannot
+    /// hide a secret the call already holds in its environment, so these are
+    /// removed before it starts. Default: names of tokens, keys, secrets and
+    /// passwords (`*TOKEN*`, `*_KEY`, `*SECRET*` …); `[]` keeps them all.
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>")]
+    pub deny_env: Option<Vec<Spanned<String>>>,
     /// `predicted` (no network unless the call fetches; then TCP to the fetched
     /// ports only), `none` or `any`.
     #[schemars(with = "Option<NetworkScope>")]

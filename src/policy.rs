@@ -123,6 +123,8 @@ pub struct Enforce {
     pub deny_writes: Vec<String>,
     /// Where programs may run from.
     pub exec: Vec<String>,
+    /// Environment variables it does not get (name globs, case ignored).
+    pub deny_env: Vec<String>,
     /// Its network.
     pub network: crate::model::NetworkScope,
     /// Whether it may open Unix sockets by path.
@@ -147,6 +149,29 @@ pub struct EnforceProgram {
     /// Its network, when it is the call's only program.
     pub network: Option<crate::model::NetworkScope>,
 }
+
+/// `settings.enforce.deny_env` when not set: the names tokens, keys, secrets
+/// and passwords go by (`GITHUB_TOKEN`, `OPENAI_API_KEY`,
+/// `AWS_SECRET_ACCESS_KEY`, `PGPASSWORD`, `DATABASE_URL`, `SENTRY_DSN`), the
+/// way Codex's `shell_environment_policy` leaves out `*KEY*`, `*SECRET*` and
+/// `*TOKEN*` by default.
+pub const DEFAULT_DENY_ENV: &[&str] = &[
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_KEY",
+    "*_KEY_*",
+    "*APIKEY*",
+    "*API_KEY*",
+    "*ACCESS_KEY*",
+    "*PRIVATE_KEY*",
+    "*CREDENTIAL*",
+    "*_AUTH",
+    "*DATABASE_URL*",
+    "*_DSN",
+];
 
 impl Default for Enforce {
     /// Without `settings.enforce`: a confined call reads the system, the
@@ -185,6 +210,7 @@ impl Default for Enforce {
                 "/lib64/**",
                 "/opt/**",
             ]),
+            deny_env: v(DEFAULT_DENY_ENV),
             network: crate::model::NetworkScope::Predicted,
             unix_sockets: false,
             processes: Some(1024),

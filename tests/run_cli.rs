@@ -288,3 +288,74 @@ fn a_descriptor_the_call_inherits_is_closed_unless_kept() {
     assert!(!written.contains("leaked"), "{written}");
     assert!(written.contains("kept"), "{written}");
 }
+
+#[test]
+fn secrets_in_the_environment_do_not_reach_the_confined_call() {
+    let h = Home::new("env");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |extra_policy: Option<&Path>, script: &str| {
+        let mut policy = format!(
+            "{}:{}",
+            repo.join("policies").display(),
+            repo.join("manifests").display()
+        );
+        if let Some(p) = extra_policy {
+            policy = format!("{policy}:{}", p.display());
+        }
+        Command::new(BIN)
+            .args(["run", "--policy", &policy, "-c", script])
+            .current_dir(h.ws())
+            .env("HOME", &h.0)
+            .env_remove("ZERO_POLICY_PATH")
+            .env("GITHUB_TOKEN", "ghp_planted0000000000000000000000000000")
+            .env("OPENAI_API_KEY", "sk-planted")
+            .env("aws_secret_access_key", "planted-lower-case")
+            .env("PGPASSWORD", "planted-password")
+            .env("DATABASE_URL", "postgres://u:planted@db/app")
+            .env("EDITOR_THEME", "kept")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // The shell, and an interpreter dumping its whole environment (Debian's
+    // perl: a program under /root/.pyenv may not run confined).
+    let out = run(
+        None,
+        "echo \"[$GITHUB_TOKEN][$OPENAI_API_KEY][$PGPASSWORD][$EDITOR_THEME]\"; perl -e 'print \"$_=$ENV{$_}\\n\" for sort keys %ENV'",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("[][][][kept]\n"), "{stdout}");
+    assert!(!stdout.contains("planted"), "{stdout}");
+    assert!(stdout.contains("EDITOR_THEME=kept"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("HOME={}", h.0.display())),
+        "{stdout}"
+    );
+
+    // A policy may keep them all: `deny_env: []`.
+    let settings = h.0.join("keep-env.yaml");
+    std::fs::write(
+        &settings,
+        "version: 1\nsettings:\n  enforce:\n    deny_env: []\n",
+    )
+    .unwrap();
+    let out = run(Some(&settings), "echo \"[$OPENAI_API_KEY]\"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[sk-planted]\n");
+
+    // A name that is not a name is a load error at its place.
+    std::fs::write(
+        &settings,
+        "version: 1\nsettings:\n  enforce:\n    deny_env: [\"GH-TOKEN\"]\n",
+    )
+    .unwrap();
+    let out = run(Some(&settings), "true");
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("keep-env.yaml:4:16")
+            && stderr.contains("`GH-TOKEN` in `enforce.deny_env`"),
+        "{stderr}"
+    );
+}

@@ -89,6 +89,7 @@ fn envelope(f: &Fixture) -> Envelope {
         network: Network::None,
         unix_sockets: false,
         limits: Limits::default(),
+        deny_env: Vec::new(),
     }
 }
 

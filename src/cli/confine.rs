@@ -53,11 +53,19 @@ pub fn run(args: &Args) -> u8 {
         Err(e) => return refuse(&e.to_string()),
     }
     close_inherited();
-    let error = std::process::Command::new(program)
+    let mut command = std::process::Command::new(program);
+    command
         .args(rest)
         .env_remove(ENVELOPE_VAR)
-        .env_remove(REPORT_VAR)
-        .exec();
+        .env_remove(REPORT_VAR);
+    // The kernel cannot hide what the program is given: secrets in the
+    // environment are left out (`settings.enforce.deny_env`).
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_none_or(|n| envelope.denies_env(n)) {
+            command.env_remove(&name);
+        }
+    }
+    let error = command.exec();
     output::stderr(&format!(
         "zero-policy: cannot run `{}`: {error}\n",
         program.to_string_lossy()

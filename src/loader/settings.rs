@@ -494,6 +494,29 @@ impl Builder {
                 _ => e.exec = values,
             }
         }
+        if let Some(list) = &raw.deny_env {
+            for entry in list {
+                if !valid_env_glob(&entry.value) {
+                    self.diags.push(
+                        Diagnostic::new(
+                            Code::InvalidValue,
+                            format!(
+                                "`{}` in `enforce.deny_env` is not an environment variable name or a glob of names",
+                                entry.value
+                            ),
+                        )
+                        .at(origin(file, entry).location())
+                        .help("names are letters, digits and `_`; `*` matches any run of them (`*_TOKEN`)"),
+                    );
+                }
+            }
+            if list
+                .first()
+                .is_none_or(|first| self.setting("enforce.deny_env", file, first))
+            {
+                self.settings.enforce.deny_env = strings(list);
+            }
+        }
         if let Some(limits) = &raw.limits {
             if let Some(v) = &limits.processes
                 && self.setting("enforce.limits.processes", file, v)
@@ -621,4 +644,13 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// Whether `glob` names environment variables: letters, digits, `_` and `*`,
+/// and not empty.
+fn valid_env_glob(glob: &str) -> bool {
+    !glob.is_empty()
+        && glob
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'*')
 }

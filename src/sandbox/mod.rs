@@ -61,6 +61,45 @@ pub struct Envelope {
     pub unix_sockets: bool,
     /// Resource limits.
     pub limits: Limits,
+    /// Globs of environment variable names the program does not get (`*`
+    /// matches any run, case is ignored): removed before it starts.
+    #[serde(default)]
+    pub deny_env: Vec<String>,
+}
+
+impl Envelope {
+    /// Whether the variable `name` is one the program does not get.
+    #[must_use]
+    pub fn denies_env(&self, name: &str) -> bool {
+        self.deny_env.iter().any(|g| env_glob_matches(g, name))
+    }
+}
+
+/// Whether `name` matches `glob`, where `*` matches any run of characters and
+/// case is ignored.
+#[must_use]
+pub fn env_glob_matches(glob: &str, name: &str) -> bool {
+    let glob: Vec<u8> = glob.bytes().map(|b| b.to_ascii_uppercase()).collect();
+    let name: Vec<u8> = name.bytes().map(|b| b.to_ascii_uppercase()).collect();
+    // Iterative wildcard matching with one backtrack point.
+    let (mut g, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        if g < glob.len() && glob[g] == b'*' {
+            star = Some((g, n));
+            g += 1;
+        } else if g < glob.len() && glob[g] == name[n] {
+            g += 1;
+            n += 1;
+        } else if let Some((sg, sn)) = star {
+            g = sg + 1;
+            n = sn + 1;
+            star = Some((sg, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    glob[g..].iter().all(|&b| b == b'*')
 }
 
 impl Envelope {
@@ -464,5 +503,22 @@ mod tests {
             serde_json::to_value(Network::None).expect("json"),
             serde_json::json!("none")
         );
+    }
+
+    #[test]
+    fn environment_globs_match_whole_names_ignoring_case() {
+        use super::env_glob_matches as m;
+        assert!(m("*TOKEN*", "GITHUB_TOKEN"));
+        assert!(m("*TOKEN*", "gh_token"));
+        assert!(m("*_KEY", "OPENAI_API_KEY"));
+        assert!(!m("*_KEY", "KEYBOARD"));
+        assert!(!m("*_KEY", "MY_KEY_ID"));
+        assert!(m("*_KEY_*", "MY_KEY_ID"));
+        assert!(m("DATABASE_URL", "database_url"));
+        assert!(!m("DATABASE_URL", "DATABASE_URL_X"));
+        assert!(m("A*B*C", "AXXBYYC"));
+        assert!(!m("A*B*C", "AXXBYY"));
+        assert!(m("*", ""));
+        assert!(!m("X", ""));
     }
 }

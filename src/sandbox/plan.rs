@@ -347,6 +347,7 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
             file_size: e.file_size,
             cpu_seconds: e.cpu_seconds,
         },
+        deny_env: e.deny_env.clone(),
     };
     for v in [
         &mut env.reads,

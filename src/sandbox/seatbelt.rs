@@ -326,6 +326,7 @@ mod tests {
             network,
             unix_sockets: false,
             limits: crate::sandbox::Limits::default(),
+            deny_env: Vec::new(),
         }
     }
 
