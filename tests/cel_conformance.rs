@@ -213,8 +213,8 @@ fn to_value(v: &Json) -> Result<Value, String> {
             }
             Value::Map(cel::objects::Map { map: Arc::new(map) })
         }
-        // The `cel` crate gives a type value as the type's name (so
-        // `type(1) == int`, and also `type(1) == "int"`): docs/cel.md says so.
+        // A type value leaves evaluation as the type's name; `run` checks
+        // inside the language that it is the type ([`is_the_type`]).
         "typeValue" => Value::String(Arc::new(x.as_str().ok_or("bad type")?.to_string())),
         "objectValue" => return time_value(x),
         other => return Err(format!("a `{other}` value")),
@@ -433,12 +433,52 @@ fn run(env: &CelEnv, test: &Json) -> Outcome {
         (Err(e), Some(_)) => Outcome::Error(e),
         (Ok(got), Some(Err(e))) => Outcome::Wrong(format!("got {got:?}, want {e}")),
         (Ok(got), Some(Ok(want))) => {
-            if same(&got, &want) {
-                Outcome::Pass
-            } else {
+            if !same(&got, &want) {
                 Outcome::Wrong(format!("got {got:?}, want {want:?}"))
+            } else if let Some(name) = expected_type_name(test) {
+                is_the_type(env, &source, name, &lists, &vars)
+            } else {
+                Outcome::Pass
             }
         }
+    }
+}
+
+/// The type a test expects as its whole value, when an expression can name
+/// it (`int`, not `google.protobuf.Timestamp`, which needs protobuf).
+fn expected_type_name(test: &Json) -> Option<&str> {
+    let name = test.get("value")?.get("typeValue")?.as_str()?;
+    name.bytes()
+        .all(|b| b.is_ascii_lowercase() || b == b'_')
+        .then_some(name)
+}
+
+/// A type value leaves evaluation as its name (a `cel::Value` has no type
+/// values), so a value equal to the expected name is checked again inside
+/// the language: `(expr) == name` must hold, which a string never does (the
+/// type check refuses it).
+fn is_the_type(
+    env: &CelEnv,
+    source: &str,
+    name: &str,
+    lists: &Arc<BTreeMap<String, Vec<String>>>,
+    vars: &Vars,
+) -> Outcome {
+    let cx = CompileCtx {
+        lists,
+        allow_call: true,
+        case_insensitive: false,
+    };
+    let mut cache = PatternCache::default();
+    let check = format!("({source}) == {name}");
+    let Ok(compiled) = env.compile(&check, &mut cache, &cx) else {
+        return Outcome::Wrong(format!("`{check}` does not compile: not a type value"));
+    };
+    let cache = Arc::new(cache);
+    let root = env.root_context(&cache, lists, false).unwrap();
+    match Scope::new(&root, vars).eval(&compiled) {
+        Ok(Value::Bool(true)) => Outcome::Pass,
+        other => Outcome::Wrong(format!("`{check}` gave {other:?}")),
     }
 }
 
