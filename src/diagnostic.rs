@@ -274,7 +274,7 @@ codes! {
         "A `when` or effects expression reads a field that `tool`, `session`, `call`, a command or a fetch does not have (`session.mod`, `c.progam`): it would fail on every call. The message suggests the closest field; docs/cel.md lists every field and its type.";
     /// A CEL expression gives an operator or function a value of the wrong type.
     TypeMismatch = "type-mismatch", Error,
-        "A `when` or effects expression gives an operator or function a value it cannot take (`session.mode + 1`, `size(true)`, `\"rm\" in c.program`, `call.exact == \"yes\"`), or calls a function with the wrong number of arguments: it would fail, or never match, on every call. `args` is dynamic and checked when a call is decided.";
+        "A `when` or effects expression gives an operator or function a value it cannot take (`session.mode + 1`, `size(true)`, `\"rm\" in c.program`, `call.exact == \"yes\"`, `type(x) == \"string\"`: a type is not its name), or calls a function with the wrong number of arguments: it would fail, or never match, on every call. `args` is dynamic and checked when a call is decided.";
 }
 
 impl fmt::Display for Code {

@@ -383,6 +383,49 @@ fn found_disagreements_stay_fixed() {
     }
 }
 
+/// Backtick-quoted fields, `cel.block`, type values and map literals with
+/// non-string keys: planned and not, stored and restored, alike; each
+/// compiles (a load error would make the comparison vacuous).
+#[test]
+fn newer_syntax_agrees_planned_restored_and_not() {
+    let inputs = [
+        Input {
+            args: json!({"x-y": 2, "a.b": {"c": "d"}, "n": 3}),
+            mode: "ask",
+            workspace: "/home/dev/project",
+            labels: BTreeMap::new(),
+            call: json!({"writes": [], "commands": [], "exact": true, "runs_code": false, "fetches": []}),
+        },
+        Input {
+            args: json!({"n": "3"}),
+            mode: "plan",
+            workspace: "/w",
+            labels: BTreeMap::new(),
+            call: json!({"writes": ["/w/a"], "commands": [], "exact": false, "runs_code": true, "fetches": []}),
+        },
+    ];
+    for src in [
+        "args.`x-y` == 2",
+        "has(args.`a.b`) && args.`a.b`.c == 'd'",
+        "args.?`x-y`.orValue(0) + 1 == 3",
+        "cel.block([args.n, cel.index(0) == 3], cel.index(1) || type(cel.index(0)) == string)",
+        "cel.block([call.writes], size(cel.index(0)) == 0 && call.exact)",
+        "type(args.n) == int || type(args.n) == string",
+        "[int, string, bool].exists(t, type(args.n) == t)",
+        "{6: 'six', 7: 'seven'}.exists_one(k, k % 5 == 2)",
+        "{'k': 1, 1: 21}.exists(k, k != 2) && type(args.n) != type",
+    ] {
+        let mut cache = PatternCache::default();
+        let cx = CompileCtx {
+            lists: &LISTS,
+            allow_call: true,
+            case_insensitive: false,
+        };
+        assert!(ENV.compile(src, &mut cache, &cx).is_ok(), "{src}");
+        check(src, &inputs).unwrap();
+    }
+}
+
 // 4 × 2,800 expressions, each against 9 calls: 100,800 compared evaluations.
 proptest! {
     #![proptest_config(config(2_800, 0))]

@@ -338,10 +338,15 @@ fn cel_unknown_field_points_at_the_field() {
 
 #[test]
 fn type_mismatch_points_at_the_operator() {
-    // After `    when: '` (11) and `session.mode ` (13): the `+` at column 25.
+    // After `    when: '` (11) and `session.mode ` (13): the `+` at column 25;
+    // after `    when: '` and `type(tool.name) ` (16): the `==` at column 28
+    // (a type value is never equal to its name).
     check(
         "type-mismatch",
-        &[error("type-mismatch", "policy.yaml", 5, 25)],
+        &[
+            error("type-mismatch", "policy.yaml", 5, 25),
+            error("type-mismatch", "policy.yaml", 10, 28),
+        ],
     );
 }
 

@@ -7,6 +7,12 @@
 //!
 //! - `cel.bind(x, init, body)` is a comprehension over no elements whose
 //!   accumulator `x` starts at `init`; its result is `body`;
+//! - `cel.block([e0, e1, …], r)`, the common subexpressions cel-go's
+//!   optimizer takes out, is `e0` bound to `@index0`, then `e1` to
+//!   `@index1`, …, around `r`, each `cel.index(i)` read as `@indexI`. The
+//!   slots are evaluated in order before `r` (cel-go evaluates a slot when
+//!   first read): a slot that fails and that `r` never reads makes the
+//!   expression fail, which fails closed, where cel-go gives a value;
 //! - `r.all(k, v, p)` ranges over `@zp_pairs(r)`, the `[index, element]`
 //!   pairs of a list or the `[key, value]` pairs of a map, binding `k` and
 //!   `v` to each pair's halves (likewise `exists`, `existsOne`,
@@ -20,7 +26,7 @@
 //! helpers or clash with the hidden variables.
 
 use cel::common::ast::{
-    CallExpr, ComprehensionExpr, Expr, IdedExpr, ListExpr, LiteralValue, operators,
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, operators,
 };
 use cel::parser::{Macro, MacroExprHelper, ParseError};
 
@@ -41,6 +47,7 @@ const RESULT: &str = "@result";
 pub fn all() -> Vec<Macro> {
     vec![
         Macro::receiver("bind", 3, bind_macro),
+        Macro::receiver("block", 2, block_macro),
         // The `cel` crate gives a duration's whole length in milliseconds;
         // cel-spec wants the milliseconds of its last second, as for a
         // timestamp: `@zp_milliseconds` gives both.
@@ -74,6 +81,7 @@ pub fn expands(name: &str, args: usize) -> bool {
     matches!(
         (name, args),
         ("bind", 3)
+            | ("block", 2)
             | ("getMilliseconds", 0)
             | (
                 "all" | "exists" | "existsOne" | "exists_one" | "transformList" | "transformMap",
@@ -155,6 +163,134 @@ fn bind_macro(
     };
     let name = name_of(h, &var)?;
     Ok(Some(bound(h, name, init, body)))
+}
+
+/// The hidden variable of `cel.block`'s slot `i`.
+fn slot(i: usize) -> String {
+    format!("@index{i}")
+}
+
+/// `cel.block([e0, e1, …], r)`: see the module's documentation.
+fn block_macro(
+    h: &mut MacroExprHelper<'_>,
+    target: &mut Option<IdedExpr>,
+    args: &mut Vec<IdedExpr>,
+) -> Result<Option<IdedExpr>, ParseError> {
+    if !matches!(target.as_ref().map(|t| &t.expr), Some(Expr::Ident(n)) if n == "cel") {
+        return Ok(None);
+    }
+    let mut it = std::mem::take(args).into_iter();
+    let (Some(slots), Some(mut result)) = (it.next(), it.next()) else {
+        return Ok(None);
+    };
+    let Expr::List(list) = slots.expr else {
+        return Err(h.new_error(slots.id, "the slots of `cel.block` are a list literal"));
+    };
+    if !list.optional_indices.is_empty() {
+        return Err(h.new_error(slots.id, "a slot of `cel.block` cannot be optional"));
+    }
+    let mut slots = list.elements;
+    for (i, e) in slots.iter_mut().enumerate() {
+        index_slots(h, e, i)?;
+    }
+    index_slots(h, &mut result, slots.len())?;
+    let mut body = result;
+    while let Some(init) = slots.pop() {
+        body = bound(h, slot(slots.len()), init, body);
+    }
+    Ok(Some(body))
+}
+
+/// Reads each `cel.index(i)` in `e` as slot `i`'s variable; `cel.index(i)`
+/// with `i` not below `below` (a slot not made yet) is an error, and so is a
+/// `cel.block` inside another.
+fn index_slots(
+    h: &mut MacroExprHelper<'_>,
+    e: &mut IdedExpr,
+    below: usize,
+) -> Result<(), ParseError> {
+    let id = e.id;
+    match &mut e.expr {
+        Expr::Call(c) => {
+            let is_index = c.func_name == "index"
+                && matches!(c.target.as_deref().map(|t| &t.expr), Some(Expr::Ident(n)) if n == "cel");
+            if is_index {
+                let i = match c.args.as_slice() {
+                    [
+                        IdedExpr {
+                            expr: Expr::Literal(LiteralValue::Int(i)),
+                            ..
+                        },
+                    ] => usize::try_from(*i.inner()).ok(),
+                    _ => None,
+                };
+                return match i {
+                    Some(i) if i < below => {
+                        e.expr = Expr::Ident(slot(i));
+                        Ok(())
+                    }
+                    _ => Err(h.new_error(
+                        id,
+                        format!("`cel.index` reads a slot made before it, one of 0 to {below} (exclusive)"),
+                    )),
+                };
+            }
+            if let Some(t) = c.target.as_deref_mut() {
+                index_slots(h, t, below)?;
+            }
+            for a in &mut c.args {
+                index_slots(h, a, below)?;
+            }
+            Ok(())
+        }
+        Expr::Select(s) => index_slots(h, &mut s.operand, below),
+        Expr::Comprehension(c) => {
+            if c.accu_var.starts_with("@index") {
+                return Err(h.new_error(id, "a `cel.block` cannot hold another"));
+            }
+            for x in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                index_slots(h, x, below)?;
+            }
+            Ok(())
+        }
+        Expr::List(l) => {
+            for x in &mut l.elements {
+                index_slots(h, x, below)?;
+            }
+            Ok(())
+        }
+        Expr::Map(m) => {
+            for x in &mut m.entries {
+                match &mut x.expr {
+                    EntryExpr::MapEntry(m) => {
+                        index_slots(h, &mut m.key, below)?;
+                        index_slots(h, &mut m.value, below)?;
+                    }
+                    EntryExpr::StructField(f) => index_slots(h, &mut f.value, below)?,
+                }
+            }
+            Ok(())
+        }
+        Expr::Struct(st) => {
+            for x in &mut st.entries {
+                match &mut x.expr {
+                    EntryExpr::MapEntry(m) => {
+                        index_slots(h, &mut m.key, below)?;
+                        index_slots(h, &mut m.value, below)?;
+                    }
+                    EntryExpr::StructField(f) => index_slots(h, &mut f.value, below)?,
+                }
+            }
+            Ok(())
+        }
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => Ok(()),
+    }
 }
 
 /// `pair[i]`.

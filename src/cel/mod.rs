@@ -283,6 +283,7 @@ fn reparse(source: &str) -> IdedExpr {
             CelEnv::new()
                 .env
                 .parser()
+                .enable_ident_escape_syntax(true)
                 .parse_with_source_info(source)
                 .ok()
                 .map(|(ast, _)| ast)
@@ -316,6 +317,7 @@ impl Expression {
         let source = self.source.as_str();
         let Ok((ast, info)) = cel::parser::Parser::new()
             .enable_optional_syntax(true)
+            .enable_ident_escape_syntax(true)
             .parse_with_source_info(source)
         else {
             // INVARIANT: the source compiled; should the two parsers ever
@@ -340,7 +342,7 @@ impl Expression {
                 let (start, _) = node_range(source, Some(&info), *operand);
                 let (at, at_end) = node_range(source, Some(&info), *id);
                 let end = if source.get(at..at + 1) == Some(".") {
-                    (at + 1 + key.len()).min(source.len())
+                    (at + 1 + quoted_len(source, at + 1, key)).min(source.len())
                 } else {
                     source
                         .get(at_end..)
@@ -473,7 +475,12 @@ impl CelEnv {
         cache: &mut PatternCache,
         cx: &CompileCtx<'_>,
     ) -> Result<Expression, Vec<ExprError>> {
-        let (ast, info) = match self.env.parser().parse_with_source_info(source) {
+        let (ast, info) = match self
+            .env
+            .parser()
+            .enable_ident_escape_syntax(true)
+            .parse_with_source_info(source)
+        {
             Ok(parsed) => parsed,
             Err(errs) => {
                 return Err(errs
@@ -495,6 +502,25 @@ impl CelEnv {
                                 message: "the expression nests too deeply to parse".to_string(),
                                 start,
                                 end,
+                            }
+                        } else if let Some(f) = ["cel.iterVar", "cel.accuVar"]
+                            .into_iter()
+                            .find(|f| source.get(..start).is_some_and(|r| r.ends_with(f)))
+                        {
+                            // cel-go's optimizer names the variables of the
+                            // macros inside a `cel.block` so (the error sits
+                            // at the call's `(`); zero-policy's macros take
+                            // simple names only.
+                            ExprError {
+                                help: Some(format!(
+                                    "name the variable: `x` rather than `{f}(0, 0)`"
+                                )),
+                                kind: ExprErrorKind::Syntax,
+                                message: format!(
+                                    "`{f}` is not supported: a macro's variable is a simple name"
+                                ),
+                                start: start - f.len(),
+                                end: start,
                             }
                         } else {
                             ExprError {
@@ -597,7 +623,7 @@ impl CelEnv {
                 // From `lists` to the end of the name: a select node sits at its `.`.
                 let (start, _) = range(*operand);
                 let (dot, _) = range(*id);
-                let end = (dot + 1 + name.len()).min(source.len());
+                let end = (dot + 1 + quoted_len(source, dot + 1, name)).min(source.len());
                 errors.push(ExprError {
                     help: None,
                     kind: ExprErrorKind::UnknownList,
@@ -1146,7 +1172,10 @@ fn type_error(source: &str, info: Option<&SourceInfo>, e: types::TypeError) -> E
         // A select node sits at its `.`, an index key at its literal.
         if source.get(start..start + 1) == Some(".") {
             let from = start + 1;
-            (from, (from + field.len()).min(source.len()))
+            (
+                from,
+                (from + quoted_len(source, from, field)).min(source.len()),
+            )
         } else {
             (start, end)
         }
@@ -1168,6 +1197,16 @@ fn type_error(source: &str, info: Option<&SourceInfo>, e: types::TypeError) -> E
         start,
         end: end.max(start),
         help: e.help,
+    }
+}
+
+/// The length in the source of a field name written at `at`: the name's,
+/// or two more where it is quoted in backticks (`` m.`content-type` ``).
+fn quoted_len(source: &str, at: usize, name: &str) -> usize {
+    if source.get(at..at + 1) == Some("`") {
+        name.len() + 2
+    } else {
+        name.len()
     }
 }
 

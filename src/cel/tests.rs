@@ -469,6 +469,16 @@ fn extensions_table() {
             true,
         ),
         (r#"[1, ?optional.none(), 2] == [1, 2]"#, true),
+        (r#"args.?n.optMap(x, x + 1).orValue(0) == 4"#, true),
+        (r#"!args.?m.optMap(x, x + 1).hasValue()"#, true),
+        (
+            r#"optional.of(2).optFlatMap(x, optional.of(x * 2)).value() == 4"#,
+            true,
+        ),
+        (
+            r#"!optional.of(2).optFlatMap(x, optional.none()).hasValue()"#,
+            true,
+        ),
         // Two-variable comprehensions and cel.bind.
         (r#"[10, 20].all(i, v, v == (i + 1) * 10)"#, true),
         (r#"{"a": 1, "b": 2}.exists(k, v, k == "b" && v == 2)"#, true),
@@ -551,4 +561,159 @@ fn other_macros_are_not_parsed_fast() {
         assert!(parse_fast(src).is_none(), "{src}");
     }
     assert!(parse_fast("[1].all(v, v > 0)").is_some());
+}
+
+/// Backtick-quoted field names (cel-spec's escaped identifiers) select map
+/// keys that are not identifiers, test them with `has`, read `args`, and
+/// place a misspelt field's error on the quoted name.
+#[test]
+fn backtick_field_names() {
+    for (src, want) in [
+        (r#"{"content-type": "a"}.`content-type` == "a""#, true),
+        (r#"has({"a.b": 1}.`a.b`) && !has({"a.b": 1}.`a/b`)"#, true),
+        (r#"args.`x-y` == 2 && args.`a b`.c == 1"#, true),
+        (r#"args.?`x-y`.orValue(0) == 2"#, true),
+    ] {
+        assert_eq!(
+            eval(src, serde_json::json!({"x-y": 2, "a b": {"c": 1}})),
+            Ok(want),
+            "{src}"
+        );
+    }
+    // A missing quoted key is a run-time error: the rule fails closed.
+    assert!(eval("args.`no-such` == 1", serde_json::json!({})).is_err());
+    let src = "session.`mod` == 'ask'";
+    let errs = CelEnv::new()
+        .compile(src, &mut PatternCache::default(), &cx())
+        .unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].kind, ExprErrorKind::UnknownField);
+    assert_eq!(&src[errs[0].start..errs[0].end], "`mod`");
+    assert_eq!(errs[0].help.as_deref(), Some("did you mean `mode`?"));
+    let src = "args.`x-y` == 2";
+    let expr = CelEnv::new()
+        .compile(src, &mut PatternCache::default(), &cx())
+        .unwrap();
+    let reads = expr.arg_reads();
+    assert_eq!(reads.len(), 1);
+    assert_eq!(reads[0].key, "x-y");
+    assert_eq!(&src[reads[0].start..reads[0].end], "args.`x-y`");
+    // Only the characters cel-spec allows may be quoted.
+    assert_eq!(
+        compile_errors("args.`a+b` == 1").first().map(|e| e.0),
+        Some(ExprErrorKind::Syntax)
+    );
+}
+
+/// A map literal's keys have their own type: a comprehension over it
+/// ranges over them (cel-spec's `map_one`, `map_key_type_*`).
+#[test]
+fn map_literal_keys_are_typed() {
+    for src in [
+        r#"{6: "six", 7: "seven", 8: "eight"}.exists_one(k, k % 5 == 2)"#,
+        r#"{"key": 1, 1: 21}.exists(k, k != 2)"#,
+        r#"{true: 1}.all(k, k)"#,
+    ] {
+        assert_eq!(eval(src, serde_json::json!({})), Ok(true), "{src}");
+    }
+    // Keys of one type are held to it.
+    assert_eq!(
+        compile_errors(r#"{1: "a"}.exists(k, k.startsWith("a"))"#)
+            .first()
+            .map(|e| e.0),
+        Some(ExprErrorKind::TypeMismatch)
+    );
+}
+
+/// Type values: `type(x)` and the type names compare with each other, and
+/// the check refuses what can never hold (`type(x) == "int"`: a type is not
+/// its name) or never evaluate (`int < string`).
+#[test]
+fn type_values_are_types_not_names() {
+    for (src, want) in [
+        ("type(args.n) == int && type(args.s) == string", true),
+        ("type(args.n) != uint && type(int) == type", true),
+        ("[int, string].exists(t, t == type(args.s))", true),
+        ("type(args.l) == list && type(args.m) == map", true),
+        ("type(null) == null_type && type(1.5) == double", true),
+        ("type(optional.of(1)) == optional_type", true),
+        ("type(dyn(args.n)) == int", true),
+    ] {
+        assert_eq!(
+            eval(src, serde_json::json!({"n": 3, "s": "x", "l": [], "m": {}})),
+            Ok(want),
+            "{src}"
+        );
+    }
+    for (src, mark) in [
+        (r#"type(args.n) == "int""#, "=="),
+        ("int < string", "<"),
+        ("int + 1 == 2", "+"),
+        ("size(int) == 0", "size"),
+        ("{int: 1}[type(args.n)] == 1", "int"),
+        ("{1.5: 1}[args.n] == 1", "1.5"),
+    ] {
+        let e = compile_errors(src);
+        assert_eq!(e.len(), 1, "{src}: {e:?}");
+        assert_eq!(e[0].0, ExprErrorKind::TypeMismatch, "{src}");
+        assert!(e[0].1.starts_with(mark), "{src}: marks {:?}", e[0].1);
+    }
+    // `dyn` is a conversion, not a type value.
+    assert_eq!(
+        compile_errors("type(1) == dyn").first().map(|e| e.0),
+        Some(ExprErrorKind::UnknownVariable)
+    );
+}
+
+/// `cel.block`: each slot bound in order, `cel.index(i)` reading slot `i`;
+/// a slot read before it is made, a nested block and cel-go's `cel.iterVar`
+/// are load errors.
+#[test]
+fn cel_block_binds_its_slots_in_order() {
+    for (src, want) in [
+        (
+            "cel.block([args.n * 2, cel.index(0) + 1], cel.index(1) == 7)",
+            true,
+        ),
+        (
+            r#"cel.block([{"a": args.n}, cel.index(0)["a"]], cel.index(1) * cel.index(1) == 9)"#,
+            true,
+        ),
+        (
+            "cel.block([[1, 2, 3]], cel.index(0).map(x, x + 1) == [2, 3, 4])",
+            true,
+        ),
+        (
+            "cel.block([optional.of(args.n)], cel.index(0).orValue(0) == 3)",
+            true,
+        ),
+    ] {
+        assert_eq!(eval(src, serde_json::json!({"n": 3})), Ok(want), "{src}");
+        assert!(parse_fast(src).is_none(), "{src}");
+    }
+    // A failing slot fails the expression (closed), read or not.
+    assert!(eval("cel.block([1 / 0], true)", serde_json::json!({})).is_err());
+    for (src, marks) in [
+        ("cel.block([cel.index(0)], true)", "("),
+        ("cel.block([1], cel.index(1) == 1)", "("),
+        ("cel.block([1], cel.block([2], cel.index(0) == 2))", "("),
+        ("cel.block(args.l, true)", "."),
+        (
+            "cel.block([[1].exists(cel.iterVar(0, 0), cel.iterVar(0, 0) > 0)], cel.index(0))",
+            "cel.iterVar",
+        ),
+    ] {
+        let e = compile_errors(src);
+        assert_eq!(
+            e.first().map(|e| e.0),
+            Some(ExprErrorKind::Syntax),
+            "{src}: {e:?}"
+        );
+        assert!(e[0].1.starts_with(marks), "{src}: {e:?}");
+    }
+    // `cel.index` outside a block names no variable.
+    assert_eq!(
+        compile_errors("cel.index(0) == 1").first().map(|e| e.0),
+        Some(ExprErrorKind::UnknownVariable)
+    );
 }

@@ -24,8 +24,11 @@ enum T {
     String,
     Bytes,
     List(Box<T>),
-    Map(Box<T>),
+    /// A map: its keys' type and its values'.
+    Map(Box<T>, Box<T>),
     Obj(&'static Object),
+    /// A type value (`int`, `type(x)`).
+    Type,
 }
 
 impl T {
@@ -40,7 +43,7 @@ impl T {
             Ty::String => T::String,
             Ty::Bytes => T::Bytes,
             Ty::List(t) => T::List(Box::new(T::of(*t))),
-            Ty::Map(t) => T::Map(Box::new(T::of(*t))),
+            Ty::Map(t) => T::Map(Box::new(T::String), Box::new(T::of(*t))),
             Ty::Object(o) => T::Obj(o),
             // A value that may be null is read as its type: where it is null,
             // the operator fails at run time as it would anyway.
@@ -60,8 +63,9 @@ impl T {
             T::Bytes => "bytes".into(),
             T::List(e) if **e == T::Dyn => "a list".into(),
             T::List(e) => format!("a list of {}", plural(e)),
-            T::Map(_) => "a map".into(),
+            T::Map(..) => "a map".into(),
             T::Obj(o) => o.name.into(),
+            T::Type => "a type".into(),
         }
     }
 
@@ -70,7 +74,7 @@ impl T {
     }
 
     fn map_like(&self) -> bool {
-        matches!(self, T::Map(_) | T::Obj(_))
+        matches!(self, T::Map(..) | T::Obj(_))
     }
 }
 
@@ -185,6 +189,7 @@ fn signatures(name: &str) -> Option<(Vec<Sig>, T)> {
         "bool" => (vec![sig(None, &[Dyn])], Bool),
         "bytes" => (vec![sig(None, &[Dyn])], T::Bytes),
         "dyn" => (vec![sig(None, &[Dyn])], Dyn),
+        "type" => (vec![sig(None, &[Dyn])], T::Type),
         _ => return None,
     })
 }
@@ -194,7 +199,7 @@ fn fits(param: &T, arg: &T) -> bool {
     match (param, arg) {
         (T::Dyn, _) | (_, T::Dyn) => true,
         (T::List(p), T::List(a)) => fits(p, a),
-        (T::Map(_), T::Obj(_) | T::Map(_)) => true,
+        (T::Map(..), T::Obj(_) | T::Map(..)) => true,
         (p, a) => p == a,
     }
 }
@@ -251,7 +256,11 @@ impl Checker {
         if let Some((_, t)) = self.bound.iter().rev().find(|(n, _)| n == name) {
             return t.clone();
         }
-        vars::variable(name).map_or(T::Dyn, T::of)
+        match vars::variable(name) {
+            Some(ty) => T::of(ty),
+            None if super::TYPE_NAMES.contains(&name) => T::Type,
+            None => T::Dyn,
+        }
     }
 
     fn infer(&mut self, e: &IdedExpr) -> T {
@@ -285,7 +294,7 @@ impl Checker {
                             ((**t).clone(), T::Dyn)
                         }
                     }
-                    T::Map(v) => (T::String, (**v).clone()),
+                    T::Map(k, v) => ((**k).clone(), (**v).clone()),
                     T::Obj(_) => (T::String, T::Dyn),
                     T::Dyn => (T::Dyn, T::Dyn),
                     other => {
@@ -317,11 +326,22 @@ impl Checker {
                 T::List(Box::new(common(&types)))
             }
             Expr::Map(map) => {
+                let mut keys = Vec::new();
                 let mut values = Vec::new();
                 for entry in &map.entries {
                     match &entry.expr {
                         EntryExpr::MapEntry(m) => {
-                            self.infer(&m.key);
+                            let key = self.infer(&m.key);
+                            if !matches!(key, T::Int | T::Uint | T::Bool | T::String | T::Dyn) {
+                                self.error(
+                                    m.key.id,
+                                    format!(
+                                        "a map key is an int, a uint, a bool or a string, not {}",
+                                        key.describe()
+                                    ),
+                                );
+                            }
+                            keys.push(key);
                             values.push(self.infer(&m.value));
                         }
                         EntryExpr::StructField(f) => {
@@ -329,7 +349,7 @@ impl Checker {
                         }
                     }
                 }
-                T::Map(Box::new(common(&values)))
+                T::Map(Box::new(common(&keys)), Box::new(common(&values)))
             }
             Expr::Struct(s) => {
                 for entry in &s.entries {
@@ -378,7 +398,7 @@ impl Checker {
                     T::Dyn
                 }
             },
-            T::Map(v) => (**v).clone(),
+            T::Map(_, v) => (**v).clone(),
             T::Dyn => T::Dyn,
             other => {
                 let what = operand.map_or_else(
@@ -485,7 +505,7 @@ impl Checker {
                             );
                         }
                     }
-                    T::Map(_) | T::Obj(_) | T::Dyn => {}
+                    T::Map(..) | T::Obj(_) | T::Dyn => {}
                     other => self.error(
                         id,
                         format!("`in` looks in a list or a map, not in {}", other.describe()),
@@ -507,7 +527,7 @@ impl Checker {
                             T::Dyn
                         }
                     }
-                    T::Map(v) => (**v).clone(),
+                    T::Map(_, v) => (**v).clone(),
                     T::Obj(_) => match args.get(1).map(|a| &a.expr) {
                         Some(Expr::Literal(LiteralValue::String(s))) => {
                             let operand = args.first().and_then(describe_operand);
@@ -534,7 +554,7 @@ impl Checker {
                     self.arity(id, name, "`size(x)` or `x.size()`");
                 } else if !matches!(
                     of,
-                    T::String | T::Bytes | T::List(_) | T::Map(_) | T::Obj(_) | T::Dyn
+                    T::String | T::Bytes | T::List(_) | T::Map(..) | T::Obj(_) | T::Dyn
                 ) {
                     self.error_at_function(
                         id,
