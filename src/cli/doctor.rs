@@ -401,6 +401,9 @@ fn check_installed(r: &mut Report, agent: Agent, scope: Scope, file: &std::path:
     }
     if scope == Scope::Managed {
         managed_check(r, agent, &root);
+        if agent == Agent::GeminiCli {
+            gemini_secure_check(r, file);
+        }
     }
     // Trust.
     let project = scope == Scope::Project;
@@ -672,6 +675,40 @@ fn read_settings(path: &std::path::Path) -> Option<Value> {
         serde_json::to_value(doc).ok()
     } else {
         serde_json::from_str(&text).ok()
+    }
+}
+
+/// Gemini CLI reads its system settings only when the file and every
+/// folder above it are root's and not writable by group or others (0.61:
+/// "Skipping system settings file … is insecure").
+fn gemini_secure_check(r: &mut Report, file: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let what = "hook gemini-cli owner";
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let insecure = absolute.ancestors().find_map(|p| {
+        let meta = std::fs::metadata(p).ok()?;
+        (meta.uid() != 0 || meta.mode() & 0o022 != 0).then(|| {
+            format!(
+                "`{}` (uid {}, mode {:o})",
+                p.display(),
+                meta.uid(),
+                meta.mode() & 0o7777
+            )
+        })
+    });
+    match insecure {
+        None => r.say(
+            Level::Ok,
+            what,
+            "the file and every folder above it are root's and not writable by others, as Gemini CLI asks",
+        ),
+        Some(p) => r.say(
+            Level::Fail,
+            what,
+            &format!(
+                "Gemini CLI skips system settings when a folder above them, or the file, is not root's or is writable by group or others, and {p} is: `sudo chown root:root` it and `sudo chmod g-w,o-w` it"
+            ),
+        ),
     }
 }
 

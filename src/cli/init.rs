@@ -816,12 +816,14 @@ fn managed_notes(agent: Agent, lock: bool) -> String {
             "With `allow_managed_hooks_only`, Codex runs only managed hooks, with no `/hooks` review: users' own hooks do not run"
         }
         (Agent::GeminiCli, false) => {
-            "Gemini CLI adds system hooks to every user's; it runs them only in a folder it trusts, and a user \
-             can still name the hook `zero-policy` in `hooksConfig.disabled`, or turn every hook off unless `--lock` is given"
+            "Gemini CLI adds system hooks to every user's; it reads the file only while it and every folder above \
+             it are root's and not writable by others, runs them only in a folder it trusts, and a user can still name \
+             the hook `zero-policy` in `hooksConfig.disabled`, or turn every hook off unless `--lock` is given"
         }
         (Agent::GeminiCli, true) => {
-            "Gemini CLI keeps hooks on for every user (`hooksConfig.enabled: true` here overrides theirs); \
-             it runs them only in a folder it trusts, and a user can still name the hook `zero-policy` in `hooksConfig.disabled`"
+            "Gemini CLI keeps hooks on for every user (`hooksConfig.enabled: true` here overrides theirs); it reads \
+             the file only while it and every folder above it are root's and not writable by others, runs them only in \
+             a folder it trusts, and a user can still name the hook `zero-policy` in `hooksConfig.disabled`"
         }
         (Agent::Cursor, false) => "Cursor runs enterprise hooks for every user, beside their own",
         (Agent::Cursor, true) => {
