@@ -1687,6 +1687,27 @@ mod tests {
     }
 
     #[test]
+    fn codex_requirements_get_the_hook_once_or_are_refused() {
+        let cmd = "/usr/bin/zero-policy hook codex";
+        // Empty: the hook, and the lock at the top.
+        let new = with_codex_requirements("", cmd, true).unwrap();
+        assert!(
+            new.starts_with("allow_managed_hooks_only = true\n"),
+            "{new}"
+        );
+        assert_eq!(with_codex_requirements(&new, cmd, true).unwrap(), new);
+        // A lock set to false by hand is turned on in place.
+        let off = new.replace("= true", "= false");
+        assert_eq!(with_codex_requirements(&off, cmd, true).unwrap(), new);
+        // An inline list cannot take lines: refused, with the reason.
+        let inline = "[hooks]\nPreToolUse = [{ matcher = \"Bash\", hooks = [] }]\n";
+        let err = with_codex_requirements(inline, cmd, false).unwrap_err();
+        assert!(err.contains("inline list"), "{err}");
+        // Not TOML.
+        assert!(with_codex_requirements("a = ", cmd, false).is_err());
+    }
+
+    #[test]
     fn indentation_is_kept() {
         assert_eq!(indent_of("{\n    \"a\": 1\n}"), "    ");
         assert_eq!(indent_of("{\n\t\"a\": 1\n}"), "\t");
