@@ -883,7 +883,7 @@ _zero__policy() {
             return 0
             ;;
         zero__subcmd__policy__subcmd__init)
-            opts="-h --user --project --dry-run --trust --http --help claude-code codex gemini-cli cursor copilot"
+            opts="-h --user --project --managed --lock --dry-run --trust --http --help claude-code codex gemini-cli cursor copilot"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

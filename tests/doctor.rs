@@ -154,3 +154,58 @@ fn a_hook_that_does_not_block_fails_the_probe() {
     let probe = probe.unwrap();
     assert!(probe.contains("did not block"), "{probe}");
 }
+
+/// A managed installation (`init --managed`, under a throwaway root): found in
+/// the admin file, run with no trust step (Codex), its lock reported, the
+/// fix naming `sudo … --managed`; a Codex managed hook of another binary
+/// that does not block fails the probe.
+#[test]
+fn a_managed_hook_is_found_and_proven() {
+    let env = Env::new();
+    let root = env.root.path().join("root");
+    let zp = |args: &[&str]| {
+        let out = Command::new(EXE)
+            .args(args)
+            .current_dir(env.project())
+            .env_clear()
+            .env("HOME", env.home())
+            .env("PATH", "/nonexistent")
+            .env("ZERO_POLICY_MANAGED_ROOT", &root)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, out) = zp(&["init", "codex", "--managed", "--lock"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = zp(&["init", "claude-code", "--managed"]);
+    assert_eq!(code, 0, "{out}");
+    let mut human = String::new();
+    for agent in ["codex", "claude-code"] {
+        let (code, out) = zp(&["doctor", agent]);
+        assert_eq!(code, 0, "{out}");
+        human.push_str(&format!(
+            "$ zero-policy doctor {agent}\n{}\n",
+            env.stable(&out)
+        ));
+    }
+    insta::assert_snapshot!("doctor_managed", human);
+
+    // The managed Codex hook names a binary that lets everything through.
+    let fake = env.root.path().join("bin/zero-policy");
+    std::fs::create_dir_all(fake.parent().unwrap()).unwrap();
+    std::fs::write(&fake, "#!/bin/sh\ncat >/dev/null\nexit 0\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let file = root.join("etc/codex/requirements.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace(EXE, &fake.display().to_string())).unwrap();
+    let (code, out) = zp(&["doctor", "codex"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("fail") && l.contains("hook codex probe")),
+        "{out}"
+    );
+}

@@ -408,3 +408,228 @@ fn codex_trust_records_the_project_too() {
         "{config}"
     );
 }
+
+/// `init AGENT --managed` under a throwaway root (`ZERO_POLICY_MANAGED_ROOT`):
+/// the hook in each agent's admin-managed file, readable by every user.
+#[test]
+fn managed_installs_write_each_agents_admin_file() {
+    let env = Env::new("managed");
+    let root = env.root.join("root");
+    let run = |args: &[&str]| {
+        let (code, out, err) = env.zp_env(args, &[("ZERO_POLICY_MANAGED_ROOT", &root)]);
+        (
+            code,
+            out.replace(&root.display().to_string(), "[ROOT]"),
+            err,
+        )
+    };
+    let (code, out, err) = run(&["init", "claude-code", "--managed"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("init_managed_claude_code", redact(&out, &env));
+    let claude = root.join("etc/claude-code/managed-settings.d/zero-policy.json");
+    assert_eq!(
+        env.read(&claude),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": command("claude-code"), "timeout": 30, "onFailure": "block"}
+        ]}]}})
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&claude).unwrap().permissions().mode();
+        assert_eq!(mode & 0o444, 0o444, "not readable by every user: {mode:o}");
+        let dir = std::fs::metadata(claude.parent().unwrap()).unwrap();
+        assert_eq!(dir.permissions().mode() & 0o777, 0o755);
+    }
+
+    let (code, out, err) = run(&["init", "gemini-cli", "--managed"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("only in a folder it trusts"), "{out}");
+    assert_eq!(
+        env.read(&root.join("etc/gemini-cli/settings.json"))["hooks"]["BeforeTool"][0]["hooks"][0]
+            ["command"],
+        json!(command("gemini-cli"))
+    );
+    let (code, _, err) = run(&["init", "cursor", "--managed"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        env.read(&root.join("etc/cursor/hooks.json"))["hooks"]["preToolUse"],
+        json!([{"command": command("cursor"), "failClosed": true}])
+    );
+    // Nothing under the user's home or the project.
+    assert!(!env.project().join(".claude").exists());
+    assert!(!env.home().join(".gemini").exists());
+
+    // Copilot CLI takes no hooks from its managed settings: refused, nothing written.
+    let (code, out, err) = run(&["init", "copilot", "--managed"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.contains("takes no hooks from its managed settings"),
+        "{err}"
+    );
+    assert!(!root.join("etc/github-copilot").exists());
+}
+
+/// Codex's `requirements.toml`: every line an admin wrote is kept, the hook
+/// is added once, `--lock` adds `allow_managed_hooks_only` above the tables,
+/// and a moved binary updates the command instead of adding a second hook.
+#[test]
+fn managed_codex_requirements_keep_the_admins_lines() {
+    let env = Env::new("managed-codex");
+    let root = env.root.join("root");
+    let file = root.join("etc/codex/requirements.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let existing = "# Set by IT\nallowed_approval_policies = [\"on-request\"]\n\n[hooks]\nmanaged_dir = \"/opt/hooks\"\n\n[[hooks.PostToolUse]]\nmatcher = \"Bash\"\n\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"/opt/hooks/audit.sh\"\n";
+    std::fs::write(&file, existing).unwrap();
+    let run = |args: &[&str]| {
+        let (code, out, err) = env.zp_env(args, &[("ZERO_POLICY_MANAGED_ROOT", &root)]);
+        (
+            code,
+            out.replace(&root.display().to_string(), "[ROOT]"),
+            err,
+        )
+    };
+    let (code, out, err) = run(&["init", "codex", "--managed", "--lock"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("init_managed_codex_lock", redact(&out, &env));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with(existing.split("[hooks]").next().unwrap().trim_end()));
+    let doc: toml::Table = text.parse().unwrap();
+    assert_eq!(doc["allow_managed_hooks_only"], toml::Value::Boolean(true));
+    assert_eq!(doc["hooks"]["managed_dir"].as_str(), Some("/opt/hooks"));
+    assert_eq!(
+        doc["hooks"]["PostToolUse"][0]["hooks"][0]["command"].as_str(),
+        Some("/opt/hooks/audit.sh")
+    );
+    let pre = doc["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 1);
+    assert_eq!(pre[0]["matcher"].as_str(), Some("*"));
+    assert_eq!(
+        pre[0]["hooks"][0]["command"].as_str(),
+        Some(command("codex").as_str())
+    );
+    assert_eq!(pre[0]["hooks"][0]["timeout"].as_integer(), Some(30));
+
+    // Twice: nothing to change.
+    let (code, out, err) = run(&["init", "codex", "--managed", "--lock"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("nothing to change"), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+
+    // The binary moved: the command line is brought up to date, in place.
+    let moved = text.replace(EXE, "/old/bin/zero-policy");
+    std::fs::write(&file, &moved).unwrap();
+    let (code, out, err) = run(&["init", "codex", "--managed"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("updated the `PreToolUse` hook"), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+
+    // A file that is not TOML is left as it is, with the lines to add by hand.
+    std::fs::write(&file, "hooks = [\n").unwrap();
+    let (code, _, err) = run(&["init", "codex", "--managed"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("is not TOML") && err.contains("[[hooks.PreToolUse.hooks]]"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "hooks = [\n");
+}
+
+/// `--lock` where the agent has a switch for it, and a dry run that writes nothing.
+#[test]
+fn managed_lock_and_dry_run() {
+    let env = Env::new("managed-lock");
+    let root = env.root.join("root");
+    let run = |args: &[&str]| {
+        let (code, out, err) = env.zp_env(args, &[("ZERO_POLICY_MANAGED_ROOT", &root)]);
+        (
+            code,
+            out.replace(&root.display().to_string(), "[ROOT]"),
+            err,
+        )
+    };
+    let (code, out, err) = run(&["init", "claude-code", "--managed", "--lock", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("init_managed_claude_code_lock_dry_run", redact(&out, &env));
+    assert!(!root.exists(), "a dry run wrote under {}", root.display());
+
+    let (code, _, err) = run(&["init", "claude-code", "--managed", "--lock"]);
+    assert_eq!(code, 0, "{err}");
+    let file = root.join("etc/claude-code/managed-settings.d/zero-policy.json");
+    assert_eq!(env.read(&file)["allowManagedHooksOnly"], json!(true));
+    // Without `--lock` again: the lock an admin set is kept.
+    let (code, out, err) = run(&["init", "claude-code", "--managed"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("nothing to change"), "{out}");
+    assert_eq!(env.read(&file)["allowManagedHooksOnly"], json!(true));
+
+    // Gemini CLI's system settings path is its own variable's, as the agent reads it.
+    let system = env.root.join("gemini-system.json");
+    std::fs::write(&system, r#"{"ui": {"theme": "Dark"}}"#).unwrap();
+    let (code, _, err) = env.zp_env(
+        &["init", "gemini-cli", "--managed", "--lock"],
+        &[
+            ("ZERO_POLICY_MANAGED_ROOT", &root),
+            ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &system),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v = env.read(&system);
+    assert_eq!(v["ui"], json!({"theme": "Dark"}));
+    assert_eq!(v["hooksConfig"], json!({"enabled": true}));
+    assert_eq!(
+        v["hooks"]["BeforeTool"][0]["hooks"][0]["command"],
+        json!(command("gemini-cli"))
+    );
+
+    // `--lock` needs `--managed`; `--managed` goes with neither `--user` nor `--trust`.
+    for args in [
+        &["init", "codex", "--lock"][..],
+        &["init", "codex", "--managed", "--user"],
+        &["init", "codex", "--managed", "--trust"],
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+}
+
+/// A user who cannot write the managed file is refused before anything is
+/// written, with the file named and the fix (`sudo`, or `--dry-run`).
+#[test]
+fn managed_without_the_right_to_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new("managed-refused");
+    let root = env.root.join("root");
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::fs::set_permissions(root.join("etc"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = Command::new(EXE);
+    cmd.args(["init", "codex", "--managed"])
+        .current_dir(env.project())
+        .env("HOME", env.home())
+        .env("ZERO_POLICY_MANAGED_ROOT", &root);
+    // Root may write anywhere: drop to `nobody` for the check, as an admin's
+    // user without `sudo` would be.
+    let out = if std::fs::metadata("/proc/self").is_ok_and(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    }) {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", EXE])
+            .args(["init", "codex", "--managed"])
+            .current_dir("/")
+            .env("HOME", env.home())
+            .env("ZERO_POLICY_MANAGED_ROOT", &root);
+        c.output().unwrap()
+    } else {
+        cmd.output().unwrap()
+    };
+    let err = String::from_utf8_lossy(&out.stderr).replace(&root.display().to_string(), "[ROOT]");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot write `[ROOT]/etc/codex/requirements.toml`")
+            && err.contains("sudo zero-policy init codex --managed")
+            && err.contains("--dry-run"),
+        "{err}"
+    );
+    assert!(!root.join("etc/codex").exists());
+    std::fs::set_permissions(root.join("etc"), std::fs::Permissions::from_mode(0o755)).unwrap();
+}

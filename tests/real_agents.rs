@@ -854,3 +854,70 @@ fn copilot_http_hook_answered_by_the_service() {
     assert_eq!(service.stop(), Some(0));
     blocked_while_down(&w, Agent::Copilot);
 }
+
+/// `init gemini-cli --managed`: the hook in Gemini CLI's system settings
+/// (moved to a throwaway file by `GEMINI_CLI_SYSTEM_SETTINGS_PATH`, which the
+/// agent reads too, so nothing is written under `/etc`), written by root;
+/// nothing in the user's or the project's settings. The agent, run as its
+/// user in a folder it trusts, fires it: the key is not read, the safe call runs.
+#[test]
+fn gemini_cli_managed_hook() {
+    let Some(bin) = agents_bin() else { return };
+    let mut w = World::new(Agent::GeminiCli, bin);
+    // Gemini CLI skips a system settings file unless it and every folder
+    // above it are root's and not writable by group or others: not under
+    // `/tmp` (1777), but in the build's own folder, root's when the tests
+    // run as root.
+    let admin = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::set_permissions(
+        admin.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let system = admin.path().join("gemini-cli/settings.json");
+    w.env.push((
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH".into(),
+        system.display().to_string(),
+    ));
+    w.no_init = true;
+    let out = Command::new(EXE)
+        .args(["init", "gemini-cli", "--managed"])
+        .current_dir(w.project())
+        .env("HOME", w.root.path().join("admin"))
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &system)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Gemini CLI runs settings hooks, system ones too, only in a trusted folder.
+    std::fs::create_dir_all(w.home().join(".gemini")).unwrap();
+    std::fs::write(
+        w.home().join(".gemini/trustedFolders.json"),
+        json!({w.project().display().to_string(): "TRUST_FOLDER"}).to_string(),
+    )
+    .unwrap();
+    blocks_and_runs(&w, Agent::GeminiCli, "marker.txt");
+    assert!(!w.project().join(".gemini").exists());
+    let user = std::fs::read_to_string(w.home().join(".gemini/settings.json")).unwrap();
+    assert!(!user.contains("zero-policy"), "{user}");
+    // `doctor` finds it as the managed installation.
+    let out = w
+        .command(Path::new(EXE))
+        .args(["doctor", "gemini-cli"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("ok")
+            && l.contains(&format!("{} (managed, for every user)", system.display()))),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("ok") && l.contains("hook gemini-cli probe")),
+        "{text}"
+    );
+}

@@ -161,10 +161,10 @@ pub fn run(args: &Args) -> u8 {
 
     let agents: Vec<Agent> = args.agent.map_or_else(|| Agent::ALL.to_vec(), |a| vec![a]);
     for agent in agents {
-        let installed: Vec<PathBuf> = [Scope::Project, Scope::User]
+        let installed: Vec<(Scope, PathBuf)> = [Scope::Project, Scope::User, Scope::Managed]
             .into_iter()
-            .filter_map(|s| init::settings_file(agent, s).ok())
-            .filter(|p| has_hook(p, agent))
+            .filter_map(|s| init::settings_file(agent, s).ok().map(|p| (s, p)))
+            .filter(|(_, p)| has_hook(p, agent))
             .collect();
         let what = format!("hook {}", agent.as_str());
         if installed.is_empty() {
@@ -182,13 +182,19 @@ pub fn run(args: &Args) -> u8 {
         }
         let files = installed
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|(s, p)| {
+                if *s == Scope::Managed {
+                    format!("{} (managed, for every user)", p.display())
+                } else {
+                    p.display().to_string()
+                }
+            })
             .collect::<Vec<_>>()
             .join(", ");
         r.say(Level::Ok, &what, &format!("in {files}"));
         agent_version(&mut r, agent);
-        for file in &installed {
-            check_installed(&mut r, agent, file);
+        for (scope, file) in &installed {
+            check_installed(&mut r, agent, *scope, file);
         }
     }
     finish(&r, args.format)
@@ -352,18 +358,20 @@ fn our_handlers(v: &Value, agent: Agent) -> Vec<serde_json::Map<String, Value>> 
 
 /// One settings file's hook: fails closed where the agent can, is trusted
 /// where the agent asks for it, and blocks a probe call when run as written.
-fn check_installed(r: &mut Report, agent: Agent, file: &std::path::Path) {
+fn check_installed(r: &mut Report, agent: Agent, scope: Scope, file: &std::path::Path) {
     let what = format!("hook {}", agent.as_str());
-    let root: Value = crate::loader::read_file(file)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+    let root = read_settings(file).unwrap_or(Value::Null);
     let handlers = our_handlers(&root, agent);
     let fix = |extra: &str| {
         format!(
-            "run `zero-policy init {}{}{extra}`",
+            "run `{}zero-policy init {}{}{extra}`",
+            if scope == Scope::Managed { "sudo " } else { "" },
             agent.as_str(),
-            if file.is_absolute() { " --user" } else { "" }
+            match scope {
+                Scope::Project => "",
+                Scope::User => " --user",
+                Scope::Managed => " --managed",
+            }
         )
     };
     let fix_init = fix("");
@@ -391,13 +399,27 @@ fn check_installed(r: &mut Report, agent: Agent, file: &std::path::Path) {
             &format!("{} has no setting to block a call when its hook times out: the hook answers in milliseconds and `init` writes a 30 s timeout", agent.display()),
         ),
     }
+    if scope == Scope::Managed {
+        managed_check(r, agent, &root);
+        if agent == Agent::GeminiCli {
+            gemini_secure_check(r, file);
+        }
+    }
     // Trust.
-    let project = !file.is_absolute();
+    let project = scope == Scope::Project;
     let trust = |r: &mut Report, ok: bool, detail: String| {
         let level = if ok { Level::Ok } else { Level::Fail };
         r.say(level, &format!("{what} trust"), &detail);
     };
     match agent {
+        Agent::Codex if scope == Scope::Managed => trust(
+            r,
+            true,
+            format!(
+                "Codex runs a hook from {} as managed, with no `/hooks` review",
+                file.display()
+            ),
+        ),
         Agent::Codex => {
             let absolute = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
             let config_path = std::env::var_os("CODEX_HOME")
@@ -642,10 +664,86 @@ fn has_hook(path: &std::path::Path, agent: Agent) -> bool {
             _ => false,
         }
     }
-    crate::loader::read_file(path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .is_some_and(|v| any(&v, agent))
+    read_settings(path).is_some_and(|v| any(&v, agent))
+}
+
+/// A settings file as JSON: Codex's `requirements.toml` read as TOML.
+fn read_settings(path: &std::path::Path) -> Option<Value> {
+    let text = crate::loader::read_file(path).ok()?;
+    if path.extension().is_some_and(|e| e == "toml") {
+        let doc: toml::Table = text.parse().ok()?;
+        serde_json::to_value(doc).ok()
+    } else {
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// Gemini CLI reads its system settings only when the file and every
+/// folder above it are root's and not writable by group or others (0.61:
+/// "Skipping system settings file … is insecure").
+fn gemini_secure_check(r: &mut Report, file: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let what = "hook gemini-cli owner";
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let insecure = absolute.ancestors().find_map(|p| {
+        let meta = std::fs::metadata(p).ok()?;
+        (meta.uid() != 0 || meta.mode() & 0o022 != 0).then(|| {
+            format!(
+                "`{}` (uid {}, mode {:o})",
+                p.display(),
+                meta.uid(),
+                meta.mode() & 0o7777
+            )
+        })
+    });
+    match insecure {
+        None => r.say(
+            Level::Ok,
+            what,
+            "the file and every folder above it are root's and not writable by others, as Gemini CLI asks",
+        ),
+        Some(p) => r.say(
+            Level::Fail,
+            what,
+            &format!(
+                "Gemini CLI skips system settings when a folder above them, or the file, is not root's or is writable by group or others, and {p} is: `sudo chown root:root` it and `sudo chmod g-w,o-w` it"
+            ),
+        ),
+    }
+}
+
+/// A managed installation: whether users can still take the hook out or
+/// run around it (`init --managed --lock`), as far as the agent lets an
+/// admin stop them.
+fn managed_check(r: &mut Report, agent: Agent, root: &Value) {
+    let what = format!("hook {} lock", agent.as_str());
+    let set = |key: &str| root.pointer(key) == Some(&Value::Bool(true));
+    let (level, detail) = match agent {
+        Agent::ClaudeCode if set("/allowManagedHooksOnly") => (
+            Level::Ok,
+            "`allowManagedHooksOnly: true`: only managed hooks run".to_string(),
+        ),
+        Agent::Codex if set("/allow_managed_hooks_only") => (
+            Level::Ok,
+            "`allow_managed_hooks_only = true`: only managed hooks run".to_string(),
+        ),
+        Agent::GeminiCli if set("/hooksConfig/enabled") => (
+            Level::Ok,
+            "`hooksConfig.enabled: true` overrides a user's switch; a user can still list `zero-policy` in `hooksConfig.disabled`".to_string(),
+        ),
+        Agent::ClaudeCode | Agent::Codex | Agent::GeminiCli => (
+            Level::Warn,
+            format!(
+                "users' own hooks run beside the managed one; to run only managed hooks, run `sudo zero-policy init {} --managed --lock`",
+                agent.as_str()
+            ),
+        ),
+        Agent::Cursor | Agent::Copilot => (
+            Level::Ok,
+            format!("{} has no setting to run only managed hooks", agent.display()),
+        ),
+    };
+    r.say(level, &what, &detail);
 }
 
 /// Runs a confined probe: a file hidden by the envelope must stay unreadable,

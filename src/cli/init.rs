@@ -18,7 +18,9 @@ const EXAMPLES: &str = "Examples:
 
   zero-policy init codex --user           # ~/.codex/hooks.json, for every project
 
-  zero-policy init cursor --dry-run       # show the change to .cursor/hooks.json, write nothing";
+  zero-policy init cursor --dry-run       # show the change to .cursor/hooks.json, write nothing
+
+  sudo zero-policy init claude-code --managed --lock   # for every user, and only managed hooks run";
 
 /// Install the hook in an agent's settings file (the long help is on `Command::Init`).
 #[derive(Debug, clap::Args)]
@@ -28,11 +30,29 @@ pub struct Args {
     #[arg(value_enum)]
     pub agent: Agent,
     /// Install in the user's settings, under the home folder.
-    #[arg(long, conflicts_with = "project")]
+    #[arg(long, conflicts_with_all = ["project", "managed"])]
     pub user: bool,
     /// Install in this project's settings, under the current folder (the default).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "managed")]
     pub project: bool,
+    /// Install in the agent's admin-managed file, for every user of this
+    /// machine (needs root): Claude Code
+    /// `/etc/claude-code/managed-settings.d/zero-policy.json`, Codex
+    /// `/etc/codex/requirements.toml`, Gemini CLI `/etc/gemini-cli/settings.json`
+    /// (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`), Cursor `/etc/cursor/hooks.json`
+    /// (the macOS folders under `/Library/Application Support/`). Copilot CLI
+    /// takes no hooks from its managed settings, and is refused.
+    /// `ZERO_POLICY_MANAGED_ROOT` puts these paths under another folder (for
+    /// packaging and tests).
+    #[arg(long, conflicts_with = "trust")]
+    pub managed: bool,
+    /// With `--managed`: let only managed hooks run, so a user cannot take
+    /// the hook out or run around it: Claude Code `allowManagedHooksOnly`,
+    /// Codex `allow_managed_hooks_only`; Gemini CLI gets `hooksConfig.enabled:
+    /// true`, which overrides a user's switch to turn every hook off (it has
+    /// no managed-only switch). Every other hook of those agents' users stops running.
+    #[arg(long, requires = "managed")]
+    pub lock: bool,
     /// Print the change without writing anything.
     #[arg(long)]
     pub dry_run: bool,
@@ -96,6 +116,52 @@ pub enum Scope {
     Project,
     /// Under the home folder.
     User,
+    /// The agent's admin-managed file, for every user of the machine.
+    Managed,
+}
+
+/// The variable that puts the admin-managed files under another folder
+/// (for packaging and tests): `/etc/codex/requirements.toml` becomes
+/// `$ZERO_POLICY_MANAGED_ROOT/etc/codex/requirements.toml`.
+pub const MANAGED_ROOT_VAR: &str = "ZERO_POLICY_MANAGED_ROOT";
+
+/// Why `init copilot --managed` is refused.
+pub const COPILOT_MANAGED: &str = "Copilot CLI takes no hooks from its managed settings: \
+     `/etc/github-copilot/managed-settings.json` has no `hooks` key in 1.0.102 (its schema allows \
+     none), and its managed hooks come only from plugins force-enabled through managed \
+     `enabledPlugins`; install with `zero-policy init copilot --user` for each user";
+
+/// The agent's admin-managed file: where the agent reads settings that its
+/// users cannot change (see `docs/hooks.md`, "Managed installation").
+///
+/// # Errors
+/// Copilot CLI, which takes no hooks there.
+pub fn managed_file(agent: Agent) -> Result<PathBuf, String> {
+    let macos = cfg!(target_os = "macos");
+    if agent == Agent::GeminiCli
+        && let Some(path) =
+            std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH").filter(|v| !v.is_empty())
+    {
+        return Ok(PathBuf::from(path));
+    }
+    let path = match agent {
+        Agent::ClaudeCode if macos => {
+            "/Library/Application Support/ClaudeCode/managed-settings.d/zero-policy.json"
+        }
+        Agent::ClaudeCode => "/etc/claude-code/managed-settings.d/zero-policy.json",
+        Agent::Codex => "/etc/codex/requirements.toml",
+        Agent::GeminiCli if macos => "/Library/Application Support/GeminiCli/settings.json",
+        Agent::GeminiCli => "/etc/gemini-cli/settings.json",
+        Agent::Cursor if macos => "/Library/Application Support/Cursor/hooks.json",
+        Agent::Cursor => "/etc/cursor/hooks.json",
+        Agent::Copilot => return Err(COPILOT_MANAGED.into()),
+    };
+    Ok(
+        match std::env::var_os(MANAGED_ROOT_VAR).filter(|v| !v.is_empty()) {
+            Some(root) => PathBuf::from(root).join(path.trim_start_matches('/')),
+            None => PathBuf::from(path),
+        },
+    )
 }
 
 /// How an agent's settings file lists its hooks.
@@ -138,6 +204,7 @@ pub fn settings_file(agent: Agent, scope: Scope) -> Result<PathBuf, String> {
             Some(dir) => dir.join("hooks/zero-policy.json"),
             None => home()?.join(".copilot/hooks/zero-policy.json"),
         },
+        (agent, Scope::Managed) => managed_file(agent)?,
     })
 }
 
@@ -550,7 +617,9 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
 /// Runs the command.
 #[must_use]
 pub fn run(args: &Args) -> u8 {
-    let scope = if args.user {
+    let scope = if args.managed {
+        Scope::Managed
+    } else if args.user {
         Scope::User
     } else {
         Scope::Project
@@ -583,7 +652,12 @@ pub fn run(args: &Args) -> u8 {
             )),
         },
     };
-    match init(args.agent, scope, &hook, args.dry_run).and_then(|mut text| {
+    let installed = if scope == Scope::Managed {
+        init_managed(args.agent, &hook, args.lock, args.dry_run)
+    } else {
+        init(args.agent, scope, &hook, args.dry_run)
+    };
+    match installed.and_then(|mut text| {
         if let Hook::Http { url, token } = &hook {
             text.push_str(&http_notes(args.agent, url, *token));
         }
@@ -591,6 +665,8 @@ pub fn run(args: &Args) -> u8 {
             text.push_str(COPILOT_HTTP);
         }
         match args.agent {
+            // A managed hook needs no review: Codex runs it as managed.
+            _ if scope == Scope::Managed => {}
             Agent::Codex => text.push_str(&codex_trust(scope, args.trust, args.dry_run)?),
             Agent::GeminiCli | Agent::Copilot if scope == Scope::Project => {
                 text.push_str(&folder_trust(args.agent, args.trust, args.dry_run)?);
@@ -617,6 +693,180 @@ pub fn run(args: &Args) -> u8 {
 /// the agent's shape; the message names the file.
 pub fn init(agent: Agent, scope: Scope, hook: &Hook, dry_run: bool) -> Result<String, String> {
     let path = settings_file(agent, scope)?;
+    init_json(agent, &path, hook, false, dry_run)
+}
+
+/// The keys `--lock` sets in an agent's managed JSON file: what keeps a
+/// user from turning managed hooks off or running other hooks.
+fn lock_keys(agent: Agent) -> &'static [(&'static str, &'static str)] {
+    match agent {
+        // Claude Code: only managed hooks run.
+        Agent::ClaudeCode => &[("", "allowManagedHooksOnly")],
+        // Gemini CLI: system settings override a user's `hooksConfig.enabled: false`.
+        Agent::GeminiCli => &[("hooksConfig", "enabled")],
+        Agent::Codex | Agent::Cursor | Agent::Copilot => &[],
+    }
+}
+
+/// Sets the `--lock` keys to `true`; whether anything changed.
+///
+/// # Errors
+/// A part of the document that must be an object is not.
+fn set_lock(root: &mut Value, agent: Agent) -> Result<bool, String> {
+    let mut changed = false;
+    for (table, key) in lock_keys(agent) {
+        let Value::Object(top) = root else {
+            return Err("the top level is not a JSON object".into());
+        };
+        let map = if table.is_empty() {
+            top
+        } else {
+            match top
+                .entry(*table)
+                .or_insert_with(|| Value::Object(Map::new()))
+            {
+                Value::Object(m) => m,
+                _ => return Err(format!("`{table}` is not an object")),
+            }
+        };
+        if map.get(*key) != Some(&Value::Bool(true)) {
+            map.insert((*key).to_string(), Value::Bool(true));
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+/// `init AGENT --managed`: the hook in the agent's admin-managed file, and
+/// with `lock` what keeps users from taking it out. Refused, before anything
+/// is written, when this user cannot write the file.
+///
+/// # Errors
+/// Copilot CLI (no managed hooks); the file cannot be written by this user,
+/// read, or is not of the agent's shape.
+pub fn init_managed(
+    agent: Agent,
+    hook: &Hook,
+    lock: bool,
+    dry_run: bool,
+) -> Result<String, String> {
+    let path = managed_file(agent)?;
+    if !dry_run {
+        writable(&path).map_err(|why| {
+            format!(
+                "cannot write `{}` ({why}): it is {}'s admin-managed file, which only root may change. \
+                 Run `sudo zero-policy init {}{}`, or add `--dry-run` to see the change",
+                path.display(),
+                agent.display(),
+                agent.as_str(),
+                if lock { " --managed --lock" } else { " --managed" }
+            )
+        })?;
+    }
+    if !dry_run && let Some(dir) = path.parent() {
+        // Folders made here are root's and readable by everyone, as the
+        // agents ask of a managed folder (Gemini CLI's admin folder must not
+        // be writable by group or others).
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(|e| format!("cannot make `{}`: {e}", dir.display()))?;
+    }
+    let mut out = if agent == Agent::Codex {
+        let Hook::Command(command) = hook else {
+            return Err("Codex takes a command hook only".into());
+        };
+        init_codex_requirements(&path, command, lock, dry_run)?
+    } else {
+        init_json(agent, &path, hook, lock, dry_run)?
+    };
+    if !dry_run {
+        // Every user's agent reads it: readable by all, whatever the umask.
+        use std::os::unix::fs::PermissionsExt;
+        let target = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if let Ok(meta) = std::fs::metadata(&target) {
+            let mode = meta.permissions().mode();
+            if mode & 0o444 != 0o444 {
+                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode | 0o444))
+                    .map_err(|e| format!("cannot make `{}` readable: {e}", target.display()))?;
+            }
+        }
+    }
+    out.push_str(&managed_notes(agent, lock));
+    Ok(out)
+}
+
+/// What to know once the managed hook is in place.
+fn managed_notes(agent: Agent, lock: bool) -> String {
+    let note = match (agent, lock) {
+        (Agent::ClaudeCode, false) => {
+            "Claude Code runs managed hooks for every user, and a user's `disableAllHooks` leaves them running; \
+             `--lock` also stops every hook that is not managed (`allowManagedHooksOnly`)"
+        }
+        (Agent::ClaudeCode, true) => {
+            "With `allowManagedHooksOnly`, Claude Code runs only managed hooks: users' own hooks do not run"
+        }
+        (Agent::Codex, false) => {
+            "Codex runs a hook from `requirements.toml` as managed: no `/hooks` review, and users cannot disable it; \
+             `--lock` also stops every hook that is not managed (`allow_managed_hooks_only`)"
+        }
+        (Agent::Codex, true) => {
+            "With `allow_managed_hooks_only`, Codex runs only managed hooks, with no `/hooks` review: users' own hooks do not run"
+        }
+        (Agent::GeminiCli, false) => {
+            "Gemini CLI adds system hooks to every user's; it reads the file only while it and every folder above \
+             it are root's and not writable by others, runs them only in a folder it trusts, and a user can still name \
+             the hook `zero-policy` in `hooksConfig.disabled`, or turn every hook off unless `--lock` is given"
+        }
+        (Agent::GeminiCli, true) => {
+            "Gemini CLI keeps hooks on for every user (`hooksConfig.enabled: true` here overrides theirs); it reads \
+             the file only while it and every folder above it are root's and not writable by others, runs them only in \
+             a folder it trusts, and a user can still name the hook `zero-policy` in `hooksConfig.disabled`"
+        }
+        (Agent::Cursor, false) => "Cursor runs enterprise hooks for every user, beside their own",
+        (Agent::Cursor, true) => {
+            "Cursor has no setting to run only enterprise hooks: nothing more was written; it runs \
+             enterprise hooks for every user, beside their own"
+        }
+        (Agent::Copilot, _) => COPILOT_MANAGED,
+    };
+    format!("\n{note}\n")
+}
+
+/// Whether this user may write `path`: the file if it exists, and the
+/// nearest folder that exists on the way to it (the file is replaced by a
+/// rename there, and missing folders are made in it).
+fn writable(path: &Path) -> Result<(), String> {
+    use nix::unistd::{AccessFlags, access};
+    if path.exists() {
+        access(path, AccessFlags::W_OK).map_err(|e| e.desc().to_string())?;
+    }
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d.as_os_str().is_empty() {
+            break;
+        }
+        if d.exists() {
+            return access(d, AccessFlags::W_OK | AccessFlags::X_OK)
+                .map_err(|e| format!("`{}`: {}", d.display(), e.desc()));
+        }
+        dir = d.parent();
+    }
+    Ok(())
+}
+
+/// Installs the hook in one JSON settings file (with `lock`, the
+/// [`lock_keys`] too); returns what to print.
+fn init_json(
+    agent: Agent,
+    path: &Path,
+    hook: &Hook,
+    lock: bool,
+    dry_run: bool,
+) -> Result<String, String> {
+    let path = path.to_path_buf();
     let shown = path.display().to_string();
     // Write through a symlink to the file it names, not over the link.
     let target = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
@@ -641,6 +891,11 @@ pub fn init(agent: Agent, scope: Scope, hook: &Hook, dry_run: bool) -> Result<St
     let original = root.clone();
     let changes = install(&mut root, agent, hook)
         .map_err(|e| format!("`{shown}`: {e}; it was left as it is"))?;
+    let locked = if lock {
+        set_lock(&mut root, agent).map_err(|e| format!("`{shown}`: {e}; it was left as it is"))?
+    } else {
+        false
+    };
     let new = pretty(&root, &indent_of(&old));
     let mut out = String::new();
     let verb = |c: Change| match (c, dry_run) {
@@ -657,7 +912,201 @@ pub fn init(agent: Agent, scope: Scope, hook: &Hook, dry_run: bool) -> Result<St
             hook.shown()
         ));
     }
+    for (table, key) in lock_keys(agent).iter().filter(|_| lock) {
+        let name = if table.is_empty() {
+            (*key).to_string()
+        } else {
+            format!("{table}.{key}")
+        };
+        let verb = match (locked, dry_run) {
+            (false, _) => "already has",
+            (true, false) => "set",
+            (true, true) => "would set",
+        };
+        out.push_str(&format!("{shown}: {verb} `{name}: true`\n"));
+    }
     if root == original {
+        out.push_str(&format!("{shown}: nothing to change\n"));
+        return Ok(out);
+    }
+    out.push('\n');
+    out.push_str(&diff(&shown, &old, &new));
+    if !dry_run {
+        write_atomically(&target, &new)?;
+    }
+    Ok(out)
+}
+
+/// `requirements.toml` with our `PreToolUse` hook under `[hooks]` (and with
+/// `lock`, `allow_managed_hooks_only = true`), every other line kept as
+/// written; `None` when it already is so. The result is read back with
+/// Codex's shape before it is used.
+///
+/// # Errors
+/// The file is not TOML, or holds its hooks in a form lines cannot be added to
+/// (an inline `PreToolUse = [...]`).
+pub fn with_codex_requirements(text: &str, command: &str, lock: bool) -> Result<String, String> {
+    let doc: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("it is not TOML ({})", e.message()))?;
+    let handlers = codex_requirement_handlers(&doc);
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let is_command = |l: &str| {
+        l.trim_start()
+            .strip_prefix("command")
+            .is_some_and(|r| r.trim_start().starts_with('='))
+    };
+    if handlers.iter().any(|c| c == command) {
+        // Already there.
+    } else if handlers.is_empty() {
+        let inline = doc
+            .get("hooks")
+            .and_then(|h| h.get("PreToolUse"))
+            .is_some_and(|p| !text.contains("[[hooks.PreToolUse]]") && p.is_array());
+        if inline {
+            return Err(
+                "its `hooks.PreToolUse` is an inline list, which lines cannot be added to".into(),
+            );
+        }
+        if lines.last().is_some_and(|l| !l.trim().is_empty()) {
+            lines.push(String::new());
+        }
+        lines.extend([
+            "# zero-policy: every tool call is decided by the policy (`zero-policy init codex --managed`)".into(),
+            "[[hooks.PreToolUse]]".into(),
+            "matcher = \"*\"".into(),
+            String::new(),
+            "[[hooks.PreToolUse.hooks]]".into(),
+            "type = \"command\"".into(),
+            format!("command = {}", toml_string(command)),
+            "timeout = 30".into(),
+        ]);
+    } else {
+        // Ours with another binary path: each `command = ...` line that
+        // reads as one of ours is brought up to date.
+        for line in &mut lines {
+            if !is_command(line) {
+                continue;
+            }
+            let value = line
+                .split_once('=')
+                .and_then(|(_, v)| format!("v = {v}").parse::<toml::Table>().ok())
+                .and_then(|t| t.get("v").and_then(toml::Value::as_str).map(String::from));
+            if value.is_some_and(|v| is_ours(&v, Agent::Codex)) {
+                *line = format!("command = {}", toml_string(command));
+            }
+        }
+    }
+    if lock
+        && doc
+            .get("allow_managed_hooks_only")
+            .and_then(toml::Value::as_bool)
+            != Some(true)
+    {
+        let key = |l: &str| {
+            l.trim_start()
+                .strip_prefix("allow_managed_hooks_only")
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        };
+        let first_table = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with('['))
+            .unwrap_or(lines.len());
+        match lines[..first_table].iter().position(|l| key(l)) {
+            Some(i) => lines[i] = "allow_managed_hooks_only = true".into(),
+            None => {
+                let mut at = first_table;
+                // Above the comment that opens the first table, if any.
+                while at > 0 && lines[at - 1].trim_start().starts_with('#') {
+                    at -= 1;
+                }
+                lines.insert(at, "allow_managed_hooks_only = true".into());
+                if at + 1 < lines.len() && !lines[at + 1].trim().is_empty() {
+                    lines.insert(at + 1, String::new());
+                }
+            }
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    // Read back as Codex will: our command once, the lock if asked.
+    let check: toml::Table = out
+        .parse()
+        .map_err(|e: toml::de::Error| format!("the change would not be TOML ({})", e.message()))?;
+    let ours = codex_requirement_handlers(&check);
+    let locked = check
+        .get("allow_managed_hooks_only")
+        .and_then(toml::Value::as_bool)
+        == Some(true);
+    if !ours.iter().any(|c| c == command) || (lock && !locked) {
+        return Err("the hook could not be added to it line by line".into());
+    }
+    Ok(out)
+}
+
+/// The commands of our hooks in a `requirements.toml`'s `[hooks]` `PreToolUse`.
+#[must_use]
+pub fn codex_requirement_handlers(doc: &toml::Table) -> Vec<String> {
+    doc.get("hooks")
+        .and_then(|h| h.get("PreToolUse"))
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|g| g.get("hooks").and_then(toml::Value::as_array))
+        .flatten()
+        .filter_map(|h| h.get("command").and_then(toml::Value::as_str))
+        .filter(|c| is_ours(c, Agent::Codex))
+        .map(String::from)
+        .collect()
+}
+
+/// `init codex --managed`: the hook in `requirements.toml`.
+fn init_codex_requirements(
+    path: &Path,
+    command: &str,
+    lock: bool,
+    dry_run: bool,
+) -> Result<String, String> {
+    let shown = path.display().to_string();
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let old = match crate::loader::read_file(&target) {
+        Ok(t) => t,
+        Err(crate::loader::LoadError::NotFound(_)) => String::new(),
+        Err(e) => return Err(e.to_string()),
+    };
+    let new = with_codex_requirements(&old, command, lock).map_err(|e| {
+        format!(
+            "`{shown}`: {e}; it was left as it is. Add this by hand:\n\n\
+             [[hooks.PreToolUse]]\nmatcher = \"*\"\n\n[[hooks.PreToolUse.hooks]]\n\
+             type = \"command\"\ncommand = {}\ntimeout = 30",
+            toml_string(command)
+        )
+    })?;
+    let doc: toml::Table = old.parse().unwrap_or_default();
+    let had = codex_requirement_handlers(&doc);
+    let verb = match (had.iter().any(|c| c == command), had.is_empty(), dry_run) {
+        (true, _, _) => "already has",
+        (false, true, false) => "added",
+        (false, true, true) => "would add",
+        (false, false, false) => "updated",
+        (false, false, true) => "would update",
+    };
+    let mut out = format!("{shown}: {verb} the `PreToolUse` hook `{command}`\n");
+    if lock {
+        let had_lock = doc
+            .get("allow_managed_hooks_only")
+            .and_then(toml::Value::as_bool)
+            == Some(true);
+        let verb = match (had_lock, dry_run) {
+            (true, _) => "already has",
+            (false, false) => "set",
+            (false, true) => "would set",
+        };
+        out.push_str(&format!(
+            "{shown}: {verb} `allow_managed_hooks_only = true`\n"
+        ));
+    }
+    if new == old {
         out.push_str(&format!("{shown}: nothing to change\n"));
         return Ok(out);
     }
@@ -1235,6 +1684,27 @@ mod tests {
         .unwrap();
         assert_eq!(changes[0], ("preToolUse", Change::Updated));
         assert_eq!(root["hooks"]["preToolUse"][0]["failClosed"], json!(true));
+    }
+
+    #[test]
+    fn codex_requirements_get_the_hook_once_or_are_refused() {
+        let cmd = "/usr/bin/zero-policy hook codex";
+        // Empty: the hook, and the lock at the top.
+        let new = with_codex_requirements("", cmd, true).unwrap();
+        assert!(
+            new.starts_with("allow_managed_hooks_only = true\n"),
+            "{new}"
+        );
+        assert_eq!(with_codex_requirements(&new, cmd, true).unwrap(), new);
+        // A lock set to false by hand is turned on in place.
+        let off = new.replace("= true", "= false");
+        assert_eq!(with_codex_requirements(&off, cmd, true).unwrap(), new);
+        // An inline list cannot take lines: refused, with the reason.
+        let inline = "[hooks]\nPreToolUse = [{ matcher = \"Bash\", hooks = [] }]\n";
+        let err = with_codex_requirements(inline, cmd, false).unwrap_err();
+        assert!(err.contains("inline list"), "{err}");
+        // Not TOML.
+        assert!(with_codex_requirements("a = ", cmd, false).is_err());
     }
 
     #[test]
