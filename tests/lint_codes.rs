@@ -519,6 +519,19 @@ fn unknown_reason_code_points_at_the_word() {
 }
 
 #[test]
+fn unknown_tag_points_at_the_tag() {
+    // `    tags: [network, ` is 20 characters: `destructve` at column 21.
+    // `      "-x, --exec": {tags: [` is 28: the engine's `loop` at column 29.
+    check(
+        "unknown-tag",
+        &[
+            error("unknown-tag", "catalog.yaml", 4, 21),
+            error("unknown-tag", "catalog.yaml", 6, 29),
+        ],
+    );
+}
+
+#[test]
 fn example_mismatch() {
     // `        - {tool: bash, args: {command: "rm -r /"}}`: the tool name at 8 + `- {tool: ` 9 + 1 = 18.
     check(
@@ -611,6 +624,7 @@ const CODES: &[&str] = &[
     "command-replaced",
     "cel-unknown-field",
     "type-mismatch",
+    "unknown-tag",
     "unknown-reason-code",
 ];
 

@@ -19,6 +19,7 @@ pub mod paths;
 pub mod programs;
 pub mod reason;
 pub mod shell;
+pub mod tags;
 pub mod urls;
 pub mod word;
 
