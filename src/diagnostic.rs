@@ -275,6 +275,12 @@ codes! {
     /// A CEL expression gives an operator or function a value of the wrong type.
     TypeMismatch = "type-mismatch", Error,
         "A `when` or effects expression gives an operator or function a value it cannot take (`session.mode + 1`, `size(true)`, `\"rm\" in c.program`, `call.exact == \"yes\"`, `type(x) == \"string\"`: a type is not its name), or calls a function with the wrong number of arguments: it would fail, or never match, on every call. `args` is dynamic and checked when a call is decided.";
+    /// A catalog tag that is not one of the documented set.
+    UnknownTag = "unknown-tag", Error,
+        "A catalog entry (shipped, or a policy's `commands:`) names a tag that is not one of the documented set (docs/catalog.md, \"Tags\"): usually a typo, which no rule would ever see. The message suggests the closest tag.";
+    /// A rule compares a reason with a word that is not a code, or with a message's wording.
+    UnknownReasonCode = "unknown-reason-code", Warning,
+        "A `when` expression compares an element of `call.inexact` with a word that is not one of its codes (docs/cel.md), so the comparison never holds; or it matches the wording of `call.unknown`, which is written for people and may change from one release to the next. Match the codes of `call.inexact`.";
 }
 
 impl fmt::Display for Code {

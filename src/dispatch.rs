@@ -511,7 +511,10 @@ impl Registry {
         };
         let Some(te) = &tool.effects else {
             let mut fx = effects::compute(&effects::Input::default(), &env);
-            fx.inexact(format!("tool `{}` declares no effects", tool.name));
+            fx.inexact(
+                crate::effects::Reason::NoEffects,
+                format!("tool `{}` declares no effects", tool.name),
+            );
             return fx;
         };
         let mut fx = effects::compute(&eval_effects(scope, te), &env);
@@ -781,6 +784,7 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
         runs_code,
         exact,
         unknown,
+        inexact,
         confined,
         grounding: _,
     } = fx;
@@ -798,6 +802,10 @@ pub fn effects_cel(fx: &Effects) -> ::cel::Value {
         ("runs_code", V::Bool(*runs_code)),
         ("exact", V::Bool(*exact)),
         ("unknown", strings(unknown)),
+        (
+            "inexact",
+            V::List(Arc::new(inexact.iter().map(|r| s(r.code())).collect())),
+        ),
         ("confined", V::Bool(*confined)),
     ])
 }

@@ -13,6 +13,7 @@ pub fn check(policy: &Policy, registry: &Registry) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in policy.all_rules() {
         check_args(policy, rule, &mut out);
+        check_reasons(rule, &mut out);
         check_examples(registry, rule, &mut out);
     }
     out
@@ -125,6 +126,53 @@ fn check_args(policy: &Policy, rule: &Rule, out: &mut Vec<Diagnostic>) {
                 )),
             );
         }
+    }
+}
+
+/// A rule that compares why a call is not exact with words that are not a
+/// code of `call.inexact`, or with the wording of `call.unknown`: a typo, or
+/// a match that rewording a message would break.
+fn check_reasons(rule: &Rule, out: &mut Vec<Diagnostic>) {
+    use crate::cel::reasons::ReasonList;
+    use crate::effects::Reason;
+    for t in rule.when.reason_texts() {
+        let at = rule.when_location(t.start, t.end);
+        let d = match t.list {
+            ReasonList::Codes if Reason::from_code(&t.text).is_some() => continue,
+            ReasonList::Codes => {
+                let help =
+                    match crate::loader::closest(&t.text, Reason::ALL.iter().map(|r| r.code())) {
+                        Some(c) => {
+                            format!("did you mean `{c}`? The codes are listed in docs/cel.md")
+                        }
+                        None => "the codes are listed in docs/cel.md".to_string(),
+                    };
+                Diagnostic::new(
+                    Code::UnknownReasonCode,
+                    format!(
+                        "{} `{}` compares a code of `call.inexact` with `{}`, which is not one",
+                        rule.kind.as_str(),
+                        rule.id,
+                        t.text
+                    ),
+                )
+                .at(at)
+                .label("not a reason code")
+                .help(help)
+            }
+            ReasonList::Sentences => Diagnostic::new(
+                Code::UnknownReasonCode,
+                format!(
+                    "{} `{}` matches the wording of `call.unknown`, which may change",
+                    rule.kind.as_str(),
+                    rule.id
+                ),
+            )
+            .at(at)
+            .label("the wording of a message")
+            .help("match the stable codes of `call.inexact` instead (docs/cel.md)"),
+        };
+        out.push(d);
     }
 }
 

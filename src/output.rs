@@ -470,8 +470,9 @@ fn effects_text(registry: &Registry, fx: &crate::effects::Effects) -> String {
             scrub(&f.host)
         ));
     }
-    for u in &fx.unknown {
-        s.push_str(&format!("  unknown  {}\n", scrub(u)));
+    // The code a rule matches (`call.inexact`), then the sentence.
+    for (u, r) in fx.unknown.iter().zip(&fx.inexact) {
+        s.push_str(&format!("  unknown  [{r}] {}\n", scrub(u)));
     }
     s
 }

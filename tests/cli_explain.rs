@@ -56,6 +56,17 @@ fn human_rm_rf_root_is_denied() {
     insta::assert_snapshot!(explain("bash", r#"{"command":"rm -rf /"}"#, &[]));
 }
 
+/// An inexact account shows each reason's code (what a rule matches, in
+/// `call.inexact`) before its sentence.
+#[test]
+fn human_inexact_script_shows_each_reason_code() {
+    insta::assert_snapshot!(explain(
+        "bash",
+        r#"{"command":"echo $GREETING; frobnicate --now"}"#,
+        &[]
+    ));
+}
+
 #[test]
 fn human_read_of_dotenv_is_denied() {
     insta::assert_snapshot!(explain(

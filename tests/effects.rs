@@ -90,12 +90,15 @@ fn count_examples(spec: &zero_policy::effects::catalog::Spec) -> usize {
 fn the_shipped_catalog_compiles_and_every_file_is_embedded() {
     let problems: Vec<String> = loader::catalog::shipped_diagnostics()
         .iter()
-        .map(|d| {
-            format!(
-                "{}: {}",
-                d.location.as_ref().map_or("", |l| l.file.name.as_str()),
-                d.message
-            )
+        .map(|d| match &d.location {
+            Some(l) => {
+                let (line, column) = l.start();
+                format!(
+                    "{}:{line}:{column}: {} ({})",
+                    l.file.name, d.message, d.code
+                )
+            }
+            None => format!("{} ({})", d.message, d.code),
         })
         .collect();
     assert_eq!(problems, Vec::<String>::new());

@@ -510,6 +510,33 @@ fn unguarded_optional_arg_is_a_warning() {
 }
 
 #[test]
+fn unknown_reason_code_points_at_the_word() {
+    // `    when: '` is 11 characters; `call.inexact.exists(r, r in [` 29 and
+    // `"parse-error", ` 15 more: `"parse-eror"` starts at column 12 + 44 = 56.
+    // `call.unknown.exists(u, u.startsWith(` is 36: the sentence at 12 + 36 = 48.
+    check(
+        "unknown-reason-code",
+        &[
+            warning("unknown-reason-code", "policy.yaml", 5, 56),
+            warning("unknown-reason-code", "policy.yaml", 10, 48),
+        ],
+    );
+}
+
+#[test]
+fn unknown_tag_points_at_the_tag() {
+    // `    tags: [network, ` is 20 characters: `destructve` at column 21.
+    // `      "-x, --exec": {tags: [` is 28: the engine's `loop` at column 29.
+    check(
+        "unknown-tag",
+        &[
+            error("unknown-tag", "catalog.yaml", 4, 21),
+            error("unknown-tag", "catalog.yaml", 6, 29),
+        ],
+    );
+}
+
+#[test]
 fn example_mismatch() {
     // `        - {tool: bash, args: {command: "rm -r /"}}`: the tool name at 8 + `- {tool: ` 9 + 1 = 18.
     check(
@@ -602,6 +629,8 @@ const CODES: &[&str] = &[
     "command-replaced",
     "cel-unknown-field",
     "type-mismatch",
+    "unknown-tag",
+    "unknown-reason-code",
 ];
 
 /// Codes that no file can produce, with the reason. Every code has a fixture today.
@@ -613,6 +642,7 @@ const WARNINGS: &[&str] = &[
     "relax-noop",
     "unguarded-optional-arg",
     "command-replaced",
+    "unknown-reason-code",
 ];
 
 #[test]

@@ -12,6 +12,7 @@ pub mod functions;
 pub mod json;
 pub mod macros;
 pub mod plan;
+pub mod reasons;
 pub mod stored;
 pub mod types;
 pub mod vars;

@@ -182,7 +182,16 @@ pub static CALL: Object = Object {
             "some command runs code no rule can see",
         ),
         f("exact", Ty::Bool, "the analysis is exact"),
-        f("unknown", STRINGS, "why not, one sentence each"),
+        f(
+            "unknown",
+            STRINGS,
+            "why not, one sentence each, for people (the wording may change)",
+        ),
+        f(
+            "inexact",
+            STRINGS,
+            "why not, as stable codes (listed below), `inexact[i]` the code of `unknown[i]`",
+        ),
         f("confined", Ty::Bool, "the call runs confined by the kernel"),
     ],
 };

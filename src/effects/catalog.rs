@@ -700,8 +700,8 @@ pub struct Parsed {
     pub commands: Vec<(usize, Vec<Word>)>,
     /// The operands, in order.
     pub operands: Vec<Word>,
-    /// What was not understood, one sentence each.
-    pub unknown: Vec<String>,
+    /// What was not understood: the code and one sentence each.
+    pub unknown: Vec<(super::Reason, String)>,
     /// An operand may hold options (an unquoted expansion).
     pub options_unknown: bool,
 }
@@ -717,7 +717,7 @@ impl Spec {
         }
     }
 
-    fn lookup_long(&self, name: &str) -> Result<(usize, String), String> {
+    fn lookup_long(&self, name: &str) -> Result<(usize, String), (super::Reason, String)> {
         if let Some(&i) = self.long.get(name) {
             return Ok((i, name.to_string()));
         }
@@ -731,10 +731,16 @@ impl Spec {
                 if hits.all(|(i, _)| i == first.0) {
                     return Ok(first);
                 }
-                return Err(format!("ambiguous option `--{name}` of `{}`", self.name));
+                return Err((
+                    super::Reason::UnknownOption,
+                    format!("ambiguous option `--{name}` of `{}`", self.name),
+                ));
             }
         }
-        Err(format!("unknown option `--{name}` of `{}`", self.name))
+        Err((
+            super::Reason::UnknownOption,
+            format!("unknown option `--{name}` of `{}`", self.name),
+        ))
     }
 
     /// The words with a traditional first-word bundle spelled out: `czf A F` is
@@ -816,9 +822,9 @@ impl Spec {
         let opt = &self.options[index];
         match (opt.value, attached) {
             (None, Some(_)) => {
-                p.unknown.push(format!(
-                    "option `{}` of `{}` takes no value",
-                    opt.name, self.name
+                p.unknown.push((
+                    super::Reason::OptionValue,
+                    format!("option `{}` of `{}` takes no value", opt.name, self.name),
                 ));
                 p.options.push((index, None));
                 next
@@ -852,9 +858,12 @@ impl Spec {
                     next + 1
                 }
                 None => {
-                    p.unknown.push(format!(
-                        "option `{}` of `{}` is missing its value",
-                        opt.name, self.name
+                    p.unknown.push((
+                        super::Reason::OptionValue,
+                        format!(
+                            "option `{}` of `{}` is missing its value",
+                            opt.name, self.name
+                        ),
                     ));
                     p.options.push((index, None));
                     next
@@ -870,8 +879,10 @@ impl Spec {
             let (name, attached) = match long.find('=') {
                 Some(eq) => (&long[..eq], Some(word.drop_prefix(2 + eq + 1))),
                 None if !word.is_literal() => {
-                    p.unknown
-                        .push(format!("option word `{}` is not literal", word.raw));
+                    p.unknown.push((
+                        super::Reason::DynamicWord,
+                        format!("option word `{}` is not literal", word.raw),
+                    ));
                     return i + 1;
                 }
                 None => (long, None),
@@ -905,8 +916,10 @@ impl Spec {
                     p.spellings.push("-NUM".to_string());
                     return i + 1;
                 }
-                p.unknown
-                    .push(format!("unknown option `-{c}` of `{}`", self.name));
+                p.unknown.push((
+                    super::Reason::UnknownOption,
+                    format!("unknown option `-{c}` of `{}`", self.name),
+                ));
                 return i + 1;
             };
             let opt = &self.options[index];
@@ -931,8 +944,10 @@ impl Spec {
             p.spellings.push(format!("-{c}"));
         }
         if !word.is_literal() {
-            p.unknown
-                .push(format!("option word `{}` is not literal", word.raw));
+            p.unknown.push((
+                super::Reason::DynamicWord,
+                format!("option word `{}` is not literal", word.raw),
+            ));
         }
         i + 1
     }
@@ -949,8 +964,10 @@ impl Spec {
             None => (if bare.is_empty() { lit.as_str() } else { bare }, None),
         };
         if attached.is_none() && !word.is_literal() {
-            p.unknown
-                .push(format!("option word `{}` is not literal", word.raw));
+            p.unknown.push((
+                super::Reason::DynamicWord,
+                format!("option word `{}` is not literal", word.raw),
+            ));
             return i + 1;
         }
         if let Some(&index) = self.long.get(name) {
@@ -969,8 +986,10 @@ impl Spec {
             p.spellings.push("-NUM".to_string());
             return i + 1;
         }
-        p.unknown
-            .push(format!("unknown option `{lit}` of `{}`", self.name));
+        p.unknown.push((
+            super::Reason::UnknownOption,
+            format!("unknown option `{lit}` of `{}`", self.name),
+        ));
         i + 1
     }
 
@@ -1074,7 +1093,13 @@ operands: [read..., write]
             p.options[0].1.as_ref().and_then(Word::literal).as_deref(),
             Some("out")
         );
-        assert_eq!(p.unknown, ["unknown option `--frobnicate` of `t`"]);
+        assert_eq!(
+            p.unknown,
+            [(
+                super::super::Reason::UnknownOption,
+                "unknown option `--frobnicate` of `t`".to_string()
+            )]
+        );
         let p = s.parse_words(&words("-- -rf"));
         assert_eq!(p.operands.len(), 1);
     }

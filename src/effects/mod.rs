@@ -17,13 +17,16 @@ pub mod literal;
 pub mod patch;
 pub mod paths;
 pub mod programs;
+pub mod reason;
 pub mod shell;
+pub mod tags;
 pub mod urls;
 pub mod word;
 
 use serde::Serialize;
 
 pub use catalog::Catalog;
+pub use reason::Reason;
 pub use urls::Fetch;
 
 /// Everything a call may do.
@@ -48,8 +51,11 @@ pub struct Effects {
     pub runs_code: bool,
     /// The account is exact: nothing was guessed.
     pub exact: bool,
-    /// Why not, one sentence each.
+    /// Why not, one sentence each, for people: the wording may change.
     pub unknown: Vec<String>,
+    /// Why not, as stable codes rules match: `inexact[i]` is the code of
+    /// `unknown[i]` (INVARIANT: the two have the same length).
+    pub inexact: Vec<Reason>,
     /// The call's script runs confined by the kernel to the policy's
     /// envelope (`settings.enforce`), so a relax rule that reads
     /// `call.confined` may allow it even where it is not exact.
@@ -73,6 +79,7 @@ impl Default for Effects {
             runs_code: false,
             exact: true,
             unknown: Vec::new(),
+            inexact: Vec::new(),
             confined: false,
             grounding: None,
         }
@@ -179,7 +186,10 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
         None => workspace.clone(),
         Some(Ok(c)) => paths::tool_path(c, &workspace, env.home),
         Some(Err(e)) => {
-            fx.inexact(format!("the working folder is unknown: {e}"));
+            fx.inexact(
+                Reason::EffectError,
+                format!("the working folder is unknown: {e}"),
+            );
             paths::ANY_PATH.to_string()
         }
     };
@@ -196,7 +206,7 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
                 }
             }
             Some(Err(e)) => {
-                fx.inexact(format!("the {what} are unknown: {e}"));
+                fx.inexact(Reason::EffectError, format!("the {what} are unknown: {e}"));
                 out(fx).push(paths::ANY_PATH.to_string());
             }
         }
@@ -212,7 +222,7 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
             }
         }
         Some(Err(e)) => {
-            fx.inexact(format!("the fetches are unknown: {e}"));
+            fx.inexact(Reason::EffectError, format!("the fetches are unknown: {e}"));
             fx.fetches.push(urls::parse_fetch("*"));
         }
     }
@@ -231,12 +241,12 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
                 }
             }
             Err(e) => {
-                fx.inexact(format!("the patch does not parse: {e}"));
+                fx.inexact(Reason::PatchError, format!("the patch does not parse: {e}"));
                 fx.writes.push(paths::ANY_PATH.to_string());
             }
         },
         Some(Err(e)) => {
-            fx.inexact(format!("the patch is unknown: {e}"));
+            fx.inexact(Reason::EffectError, format!("the patch is unknown: {e}"));
             fx.writes.push(paths::ANY_PATH.to_string());
         }
     }
@@ -244,7 +254,10 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
         None | Some(Ok(false)) => {}
         Some(Ok(true)) => fx.runs_code = true,
         Some(Err(e)) => {
-            fx.inexact(format!("whether it runs code is unknown: {e}"));
+            fx.inexact(
+                Reason::EffectError,
+                format!("whether it runs code is unknown: {e}"),
+            );
             fx.runs_code = true;
         }
     }
@@ -252,7 +265,7 @@ pub fn compute(input: &Input, env: &Env<'_>) -> Effects {
         None => {}
         Some(Ok(script)) => shell::analyse(script, &cwd, env, &mut fx),
         Some(Err(e)) => {
-            fx.inexact(format!("the script is unknown: {e}"));
+            fx.inexact(Reason::EffectError, format!("the script is unknown: {e}"));
             fx.runs_code = true;
         }
     }
@@ -348,15 +361,17 @@ pub fn check_examples(names: &[String], spec: &catalog::Spec, catalog: &Catalog)
 }
 
 impl Effects {
-    /// Records why the account is not exact.
+    /// Records why the account is not exact: the code rules match and the
+    /// sentence people read.
     ///
     /// Every reason is kept, however many: a rule may look for any one of
     /// them, and a cap would let 32 harmless ones hide the one it looks for.
     /// A script's size and command count bound how many there can be.
-    pub fn inexact(&mut self, why: String) {
+    pub fn inexact(&mut self, reason: Reason, why: String) {
         self.exact = false;
         if !self.unknown.contains(&why) {
             self.unknown.push(why);
+            self.inexact.push(reason);
         }
     }
 
@@ -416,18 +431,21 @@ pub(crate) fn dedup(v: &mut Vec<String>) {
 
 #[cfg(test)]
 mod reason_tests {
-    use super::Effects;
+    use super::{Effects, Reason};
 
     #[test]
     fn every_reason_is_kept_past_the_thirty_second_and_a_repeat_is_not() {
         let mut fx = Effects::default();
         for i in 0..40 {
-            fx.inexact(format!("harmless reason {i}"));
+            fx.inexact(Reason::DynamicWord, format!("harmless reason {i}"));
         }
-        fx.inexact("the reason a rule looks for".into());
-        fx.inexact("harmless reason 3".into());
+        fx.inexact(Reason::ParseError, "the reason a rule looks for".into());
+        fx.inexact(Reason::DynamicWord, "harmless reason 3".into());
         assert!(!fx.exact);
         assert_eq!(fx.unknown.len(), 41);
         assert_eq!(fx.unknown[40], "the reason a rule looks for");
+        assert_eq!(fx.inexact.len(), 41);
+        assert_eq!(fx.inexact[40], Reason::ParseError);
+        assert_eq!(fx.inexact[3], Reason::DynamicWord);
     }
 }

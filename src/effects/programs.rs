@@ -6,6 +6,8 @@
 //! plain: the command then runs code no rule can see, as any other program text
 //! does. So a reader may be wrong only toward caution.
 
+use super::Reason;
+
 /// Whether a pager's initial command (`less +G`, `less +/TODO`; the word
 /// with its `+` or `++`) only moves or searches. less reads it as keystrokes,
 /// and under a terminal (which some agents give their shell) `!` runs a shell
@@ -418,8 +420,8 @@ pub enum SqlEscape {
     Write(String),
     /// A file it reads.
     Read(String),
-    /// Code no rule can see, and why.
-    Code(String),
+    /// Code no rule can see: the code of why, and why.
+    Code(Reason, String),
 }
 
 /// sqlite3 dot-commands that only print or set the client's display.
@@ -555,7 +557,10 @@ pub fn sql_escapes(text: &str) -> Vec<SqlEscape> {
             out.push(SqlEscape::Read(unquote(
                 t[7..].trim().trim_end_matches(';'),
             )));
-            out.push(SqlEscape::Code("it runs the SQL of a file".into()));
+            out.push(SqlEscape::Code(
+                Reason::SqlEscape,
+                "it runs the SQL of a file".into(),
+            ));
         }
         backslash_commands(t, &mut out);
     }
@@ -591,14 +596,18 @@ fn sqlite_dot(dot: &str, out: &mut Vec<SqlEscape>) {
                 out.push(SqlEscape::Shell(cmd.trim().to_string()));
             } else if name == "read" {
                 out.push(SqlEscape::Read(arg));
-                out.push(SqlEscape::Code("`.read` runs the SQL of a file".into()));
+                out.push(SqlEscape::Code(
+                    Reason::SqlEscape,
+                    "`.read` runs the SQL of a file".into(),
+                ));
             } else if name == "import" {
                 out.push(SqlEscape::Read(first));
             } else if first.starts_with('-') {
                 // `.once -x` and `-e` open the output in another program.
-                out.push(SqlEscape::Code(format!(
-                    "`.{name} {first}` opens another program"
-                )));
+                out.push(SqlEscape::Code(
+                    Reason::SqlEscape,
+                    format!("`.{name} {first}` opens another program"),
+                ));
             } else if !first.is_empty() && !matches!(first.as_str(), "stdout" | "off" | "stderr") {
                 out.push(SqlEscape::Write(first));
             }
@@ -614,9 +623,10 @@ fn sqlite_dot(dot: &str, out: &mut Vec<SqlEscape>) {
             }
         }
         n if SQLITE_PLAIN.contains(&n) => {}
-        n => out.push(SqlEscape::Code(format!(
-            "the dot-command `.{n}` is not known here"
-        ))),
+        n => out.push(SqlEscape::Code(
+            Reason::UnknownSqlCommand,
+            format!("the dot-command `.{n}` is not known here"),
+        )),
     }
 }
 
@@ -666,6 +676,7 @@ fn backslash_commands(line: &str, out: &mut Vec<SqlEscape>) {
                             .unwrap_or_default(),
                     ))),
                     None => out.push(SqlEscape::Code(
+                        Reason::SqlEscape,
                         "`\\copy` reads or writes a file the reader does not follow".into(),
                     )),
                 }
@@ -673,7 +684,10 @@ fn backslash_commands(line: &str, out: &mut Vec<SqlEscape>) {
             }
             "i" | "include" | "ir" | "include_relative" | "." => {
                 out.push(SqlEscape::Read(first));
-                out.push(SqlEscape::Code("it runs the SQL of a file".into()));
+                out.push(SqlEscape::Code(
+                    Reason::SqlEscape,
+                    "it runs the SQL of a file".into(),
+                ));
             }
             "lo_export" => out.push(SqlEscape::Write(
                 args.split_whitespace()
@@ -684,9 +698,10 @@ fn backslash_commands(line: &str, out: &mut Vec<SqlEscape>) {
             "lo_import" => out.push(SqlEscape::Read(first)),
             n if n.starts_with('d') || PSQL_PLAIN.contains(&n) => {}
             _ if name.chars().all(|c| c.is_ascii_digit()) => {}
-            n => out.push(SqlEscape::Code(format!(
-                "the client command `\\{n}` may run code no rule can see"
-            ))),
+            n => out.push(SqlEscape::Code(
+                Reason::UnknownSqlCommand,
+                format!("the client command `\\{n}` may run code no rule can see"),
+            )),
         }
         rest = &after[name.len()..];
     }
@@ -741,6 +756,7 @@ fn sql_statements(text: &str, out: &mut Vec<SqlEscape>) {
                 match quoted_after(text, end) {
                     Some(cmd) => out.push(SqlEscape::Shell(cmd)),
                     None => out.push(SqlEscape::Code(
+                        Reason::SqlEscape,
                         "`COPY … PROGRAM` runs a command that is not literal".into(),
                     )),
                 }
@@ -756,14 +772,16 @@ fn sql_statements(text: &str, out: &mut Vec<SqlEscape>) {
                 };
                 match quoted_after(text, skip) {
                     Some(file) => out.push(SqlEscape::Write(file)),
-                    None => out.push(SqlEscape::Code(format!(
-                        "`{what}` names a file that is not literal"
-                    ))),
+                    None => out.push(SqlEscape::Code(
+                        Reason::SqlEscape,
+                        format!("`{what}` names a file that is not literal"),
+                    )),
                 }
             }
             "infile" => match quoted_after(text, end) {
                 Some(file) => out.push(SqlEscape::Read(file)),
                 None => out.push(SqlEscape::Code(
+                    Reason::SqlEscape,
                     "`LOAD DATA INFILE` names a file that is not literal".into(),
                 )),
             },
@@ -782,12 +800,14 @@ fn sql_statements(text: &str, out: &mut Vec<SqlEscape>) {
             | "plperlu"
             | "pltclu"
             | "plsh" => {
-                out.push(SqlEscape::Code(format!(
-                    "`{w}` reaches the machine the database runs on"
-                )));
+                out.push(SqlEscape::Code(
+                    Reason::SqlEscape,
+                    format!("`{w}` reaches the machine the database runs on"),
+                ));
             }
             "language" if matches!(next, Some("c" | "internal")) => {
                 out.push(SqlEscape::Code(
+                    Reason::SqlEscape,
                     "a function in `LANGUAGE C` is machine code".into(),
                 ));
             }
@@ -800,6 +820,7 @@ fn sql_statements(text: &str, out: &mut Vec<SqlEscape>) {
 mod sql_tests {
     use super::SqlEscape::{Code, Read, Shell, Write};
     use super::sql_escapes;
+    use crate::effects::Reason;
 
     #[test]
     fn client_escapes_and_statements() {
@@ -807,7 +828,10 @@ mod sql_tests {
         assert_eq!(sql_escapes(".system \"ls -l\""), [Shell("ls -l".into())]);
         assert_eq!(sql_escapes(".output |sh -c id"), [Shell("sh -c id".into())]);
         assert_eq!(sql_escapes(".once out.txt"), [Write("out.txt".into())]);
-        assert!(matches!(sql_escapes(".load ./x.so")[..], [Code(_)]));
+        assert!(matches!(
+            sql_escapes(".load ./x.so")[..],
+            [Code(Reason::UnknownSqlCommand, _)]
+        ));
         assert_eq!(sql_escapes(".tables\n.schema t"), []);
         assert_eq!(
             sql_escapes("COPY t TO PROGRAM 'rm -rf ~'"),
@@ -836,8 +860,11 @@ mod sql_tests {
         );
         assert!(matches!(
             sql_escapes("select load_extension('x')")[..],
-            [Code(_)]
+            [Code(..)]
         ));
-        assert!(matches!(sql_escapes("\\setenv PAGER x")[..], [Code(_)]));
+        assert!(matches!(
+            sql_escapes("\\setenv PAGER x")[..],
+            [Code(Reason::UnknownSqlCommand, _)]
+        ));
     }
 }

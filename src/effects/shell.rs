@@ -25,7 +25,7 @@ use super::paths::{self, ANY_PATH};
 use super::programs;
 use super::urls;
 use super::word::{Part, Word};
-use super::{Command, Effects, Env};
+use super::{Command, Effects, Env, Reason};
 
 /// Most commands listed for one call.
 const MAX_COMMANDS: usize = 512;
@@ -517,8 +517,10 @@ impl Analyzer<'_, '_> {
 
     fn full(&mut self) -> bool {
         if self.fx.commands.len() >= MAX_COMMANDS {
-            self.fx
-                .inexact(format!("the script runs more than {MAX_COMMANDS} commands"));
+            self.fx.inexact(
+                Reason::TooManyCommands,
+                format!("the script runs more than {MAX_COMMANDS} commands"),
+            );
             self.fx.runs_code = true;
             return true;
         }
@@ -526,7 +528,10 @@ impl Analyzer<'_, '_> {
     }
 
     fn unparsable(&mut self, why: String) {
-        self.fx.inexact(format!("the script does not parse: {why}"));
+        self.fx.inexact(
+            Reason::ParseError,
+            format!("the script does not parse: {why}"),
+        );
         self.fx.runs_code = true;
     }
 
@@ -793,10 +798,13 @@ impl Analyzer<'_, '_> {
             .iter()
             .any(|p| matches!(p, super::word::Part::Unknown { .. }));
         if unknown && !numeric_expansion(&w.raw) {
-            self.fx.inexact(format!(
-                "`{}` is compared, and its value is not known here",
-                snippet(&w.raw)
-            ));
+            self.fx.inexact(
+                Reason::DynamicCompare,
+                format!(
+                    "`{}` is compared, and its value is not known here",
+                    snippet(&w.raw)
+                ),
+            );
         }
     }
 
@@ -904,10 +912,13 @@ impl Analyzer<'_, '_> {
     /// Text the shell evaluates (arithmetic): a substitution inside runs code.
     fn hidden_text(&mut self, text: &str, what: &str) {
         if text.contains("$(") || text.contains('`') || text.contains('[') {
-            self.fx.inexact(format!(
-                "{what} `{}` may run commands no rule can see",
-                snippet(text)
-            ));
+            self.fx.inexact(
+                Reason::EvaluatedText,
+                format!(
+                    "{what} `{}` may run commands no rule can see",
+                    snippet(text)
+                ),
+            );
             self.fx.runs_code = true;
         }
     }
@@ -920,7 +931,7 @@ impl Analyzer<'_, '_> {
             Some(text) => self.hidden_text(&text, what),
             None if numeric_expansion(&w.raw) => {}
             None => {
-                self.fx.inexact(format!(
+                self.fx.inexact(Reason::EvaluatedText, format!(
                     "{what} `{}` is evaluated by the shell and its value is not known here, so it may run commands no rule can see",
                     snippet(&w.raw)
                 ));
@@ -994,8 +1005,10 @@ impl Analyzer<'_, '_> {
                     .iter()
                     .any(|w| w.literal().is_some_and(|l| l.starts_with("-C")))
                 {
-                    self.fx
-                        .inexact(format!("`{base} -C` runs a callback, code no rule can see"));
+                    self.fx.inexact(
+                        Reason::Callback,
+                        format!("`{base} -C` runs a callback, code no rule can see"),
+                    );
                     self.fx.runs_code = true;
                 }
                 split("dnOsuCc", "").1.into_iter().take(1).collect()
@@ -1057,7 +1070,7 @@ impl Analyzer<'_, '_> {
                             self.script(&text, cwds, wrappers, false, depth + 1);
                         }
                         None => {
-                            self.fx.inexact(format!(
+                            self.fx.inexact(Reason::EvaluatedText, format!(
                                 "`{base}` reads `{}` again as an array assignment, and its value is not known here, so it may run commands no rule can see",
                                 snippet(&w.raw)
                             ));
@@ -1185,8 +1198,10 @@ impl Analyzer<'_, '_> {
                 .and_then(Word::literal)
                 .is_some_and(|n| DECLARATIONS.contains(&n.as_str()))
         {
-            self.fx
-                .inexact("a compound array declaration evaluates its values".to_string());
+            self.fx.inexact(
+                Reason::CompoundDeclaration,
+                "a compound array declaration evaluates its values".to_string(),
+            );
             self.fx.runs_code = true;
         }
         let fetched_assign = assigns.iter().any(|(_, v)| v.fetched);
@@ -1206,18 +1221,22 @@ impl Analyzer<'_, '_> {
 
     /// A command name bound to another program from now on.
     fn rebind(&mut self, name: &str) {
-        self.fx.inexact(format!(
-            "it binds the command name `{}` to another program, code no rule can see",
-            snippet(name)
-        ));
+        self.fx.inexact(
+            Reason::ReboundCommand,
+            format!(
+                "it binds the command name `{}` to another program, code no rule can see",
+                snippet(name)
+            ),
+        );
         self.fx.runs_code = true;
         self.rebound.insert(name.to_string());
     }
 
     fn code_var(&mut self, name: &str) {
-        self.fx.inexact(format!(
-            "it sets `{name}`, which makes programs run code no rule can see"
-        ));
+        self.fx.inexact(
+            Reason::CodeVariable,
+            format!("it sets `{name}`, which makes programs run code no rule can see"),
+        );
         self.fx.runs_code = true;
     }
 
@@ -1278,9 +1297,9 @@ impl Analyzer<'_, '_> {
                     }
                 };
                 if !word.is_literal() {
-                    pending.inexact.push(format!(
-                        "`{}` in a redirection is not literal",
-                        snippet(&word.raw)
+                    pending.inexact.push((
+                        Reason::DynamicRedirection,
+                        format!("`{}` in a redirection is not literal", snippet(&word.raw)),
                     ));
                 }
                 if matches!(
@@ -1336,9 +1355,9 @@ impl Analyzer<'_, '_> {
                     return;
                 }
                 if !word.is_literal() {
-                    pending.inexact.push(format!(
-                        "`{}` in a redirection is not literal",
-                        snippet(&word.raw)
+                    pending.inexact.push((
+                        Reason::DynamicRedirection,
+                        format!("`{}` in a redirection is not literal", snippet(&word.raw)),
                     ));
                 }
                 let targets: Vec<String> =
@@ -1354,9 +1373,9 @@ impl Analyzer<'_, '_> {
                 pending.stdin_given = true;
                 pending.stdin = word.literal().map(|t| format!("{t}\n"));
                 if !word.is_literal() {
-                    pending.inexact.push(format!(
-                        "`{}` in a here-string is not literal",
-                        snippet(&word.raw)
+                    pending.inexact.push((
+                        Reason::DynamicRedirection,
+                        format!("`{}` in a here-string is not literal", snippet(&word.raw)),
                     ));
                 }
             }
@@ -1383,9 +1402,10 @@ impl Analyzer<'_, '_> {
                     pending.fetched |= word.fetched;
                     pending.stdin = word.literal();
                     if !word.is_literal() {
-                        pending
-                            .inexact
-                            .push("a here-document expands what is not known here".to_string());
+                        pending.inexact.push((
+                            Reason::DynamicRedirection,
+                            "a here-document expands what is not known here".to_string(),
+                        ));
                     }
                 }
             }
@@ -1394,8 +1414,8 @@ impl Analyzer<'_, '_> {
 
     /// Effects of redirections that belong to no command.
     fn pending_into_call(&mut self, pending: Pending) {
-        for why in pending.inexact {
-            self.fx.inexact(why);
+        for (reason, why) in pending.inexact {
+            self.fx.inexact(reason, why);
         }
         self.fx.reads.extend(pending.reads);
         self.fx.writes.extend(pending.writes);
@@ -1419,8 +1439,10 @@ impl Analyzer<'_, '_> {
         let pieces = match guarded(|| brush_parser::word::parse(raw, &options)) {
             Ok(Ok(p)) => p,
             _ => {
-                self.fx
-                    .inexact(format!("the word `{}` does not parse", snippet(raw)));
+                self.fx.inexact(
+                    Reason::WordParseError,
+                    format!("the word `{}` does not parse", snippet(raw)),
+                );
                 self.fx.runs_code |= raw.contains("$(") || raw.contains('`');
                 return Word {
                     raw: raw.to_string(),
@@ -1612,20 +1634,20 @@ impl Analyzer<'_, '_> {
             fetched_input: pending.fetched || words.iter().any(|w| w.fetched),
         };
         let pending_stdin = pending.stdin;
-        for why in pending.inexact {
-            self.fx.inexact(why);
+        for (reason, why) in pending.inexact {
+            self.fx.inexact(reason, why);
         }
         let mut flow = Flow::same(cwds);
         let mut nested: Vec<Nested> = Vec::new();
-        let mut reasons: Vec<String> = Vec::new();
+        let mut reasons: Vec<(Reason, String)> = Vec::new();
         let Some(name) = words[0].literal() else {
             // `$CMD args`: any program, doing anything to its operands.
             c.program = "*".into();
             c.known = false;
             c.runs_code = true;
-            reasons.push(format!(
-                "the program `{}` is not literal",
-                snippet(&words[0].raw)
+            reasons.push((
+                Reason::DynamicProgram,
+                format!("the program `{}` is not literal", snippet(&words[0].raw)),
             ));
             // It could be any program, reading its operands from anywhere (`xargs`).
             c.reads.push(ANY_PATH.to_string());
@@ -1646,9 +1668,12 @@ impl Analyzer<'_, '_> {
         if self.rebound.contains(&name) {
             c.known = false;
             c.runs_code = true;
-            reasons.push(format!(
-                "`{}` was bound to another program earlier in the script",
-                snippet(&name)
+            reasons.push((
+                Reason::ReboundCommand,
+                format!(
+                    "`{}` was bound to another program earlier in the script",
+                    snippet(&name)
+                ),
             ));
         }
         if base == "hash" && !own_program {
@@ -1712,16 +1737,22 @@ impl Analyzer<'_, '_> {
         if own_program {
             c.known = false;
             c.runs_code = true;
-            reasons.push(format!(
-                "`{}` is a program of its own, not a known command",
-                snippet(&name)
+            reasons.push((
+                Reason::OwnProgram,
+                format!(
+                    "`{}` is a program of its own, not a known command",
+                    snippet(&name)
+                ),
             ));
         }
         for w in &words[1..] {
             if !w.is_literal() {
-                reasons.push(format!(
-                    "`{}` in the arguments of `{base}` is not literal",
-                    snippet(&w.raw)
+                reasons.push((
+                    Reason::DynamicWord,
+                    format!(
+                        "`{}` in the arguments of `{base}` is not literal",
+                        snippet(&w.raw)
+                    ),
                 ));
                 break;
             }
@@ -1780,12 +1811,18 @@ impl Analyzer<'_, '_> {
             }
             "trap" | "alias" if !own_program => {
                 c.runs_code = true;
-                reasons.push(format!("`{base}` stores code the shell runs later"));
+                reasons.push((
+                    Reason::StoredCode,
+                    format!("`{base}` stores code the shell runs later"),
+                ));
                 let scripts = hidden_scripts(&base, &words[1..]);
                 for s in scripts {
                     match s.literal() {
                         Some(text) => nested.push(Nested::Script(text)),
-                        None => reasons.push(format!("the code given to `{base}` is not literal")),
+                        None => reasons.push((
+                            Reason::DynamicCode,
+                            format!("the code given to `{base}` is not literal"),
+                        )),
                     }
                 }
                 self.record(c, reasons, nested, cwds, stdin, depth);
@@ -1796,7 +1833,10 @@ impl Analyzer<'_, '_> {
         let Some(spec) = self.env.catalog.get(&base) else {
             c.known = false;
             c.runs_code = true;
-            reasons.push(format!("unknown command `{}`", snippet(&base)));
+            reasons.push((
+                Reason::UnknownProgram,
+                format!("unknown command `{}`", snippet(&base)),
+            ));
             for w in &words[1..] {
                 self.unknown_operand(w, cwds, &mut c, false);
             }
@@ -1833,11 +1873,12 @@ impl Analyzer<'_, '_> {
         ctx.operand = false;
         for (var, kind) in &spec.env {
             if let Some(value) = self.vars.get(var).cloned() {
-                reasons.extend(
-                    (*kind == Kind::Script && !value.is_literal()).then(|| {
-                        format!("`{var}` names a program, and its value is not known here")
-                    }),
-                );
+                reasons.extend((*kind == Kind::Script && !value.is_literal()).then(|| {
+                    (
+                        Reason::DynamicCode,
+                        format!("`{var}` names a program, and its value is not known here"),
+                    )
+                }));
                 let code_given = ctx.code_given;
                 self.apply_kind(*kind, &value, &mut c, &mut ctx, &mut nested, &mut reasons);
                 ctx.code_given = code_given;
@@ -1928,7 +1969,7 @@ impl Analyzer<'_, '_> {
         c: &mut Command,
         ctx: &mut SpecRun,
         nested: &mut Vec<Nested>,
-        reasons: &mut Vec<String>,
+        reasons: &mut Vec<(Reason, String)>,
         top: bool,
     ) {
         if top {
@@ -2053,10 +2094,13 @@ impl Analyzer<'_, '_> {
             match first.literal().and_then(|n| spec.subcommand(&n).cloned()) {
                 Some(sub) => self.apply_spec(&sub, rest, c, ctx, nested, reasons, false),
                 None => {
-                    reasons.push(format!(
-                        "unknown subcommand `{}` of `{}`",
-                        snippet(&first.raw),
-                        c.program
+                    reasons.push((
+                        Reason::UnknownSubcommand,
+                        format!(
+                            "unknown subcommand `{}` of `{}`",
+                            snippet(&first.raw),
+                            c.program
+                        ),
                     ));
                     c.runs_code = true;
                     c.read_only = false;
@@ -2084,8 +2128,9 @@ impl Analyzer<'_, '_> {
                 if let Some((name, _)) = w.lit_prefix().split_once('=')
                     && is_code_var(name)
                 {
-                    reasons.push(format!(
-                        "it sets `{name}`, which makes programs run code no rule can see"
+                    reasons.push((
+                        Reason::CodeVariable,
+                        format!("it sets `{name}`, which makes programs run code no rule can see"),
                     ));
                     c.runs_code = true;
                 }
@@ -2116,9 +2161,12 @@ impl Analyzer<'_, '_> {
             }
         }
         if overflow {
-            reasons.push(format!(
-                "`{}` has more operands than its specification knows",
-                c.program
+            reasons.push((
+                Reason::ExtraOperands,
+                format!(
+                    "`{}` has more operands than its specification knows",
+                    c.program
+                ),
             ));
         }
         ctx.operand = true;
@@ -2203,7 +2251,7 @@ impl Analyzer<'_, '_> {
         c: &mut Command,
         ctx: &mut SpecRun,
         nested: &mut Vec<Nested>,
-        reasons: &mut Vec<String>,
+        reasons: &mut Vec<(Reason, String)>,
     ) {
         let suffix = match suffix.map(Word::literal) {
             None => Some(String::new()),
@@ -2229,10 +2277,10 @@ impl Analyzer<'_, '_> {
             }
             None if files.is_empty() => {}
             None => {
-                reasons.push(format!(
+                reasons.push((Reason::UnknownPaths, format!(
                     "`{}` writes a backup of each file it edits where its suffix says, which is not known here",
                     c.program
-                ));
+                )));
                 c.writes.push(super::paths::ANY_PATH.to_string());
             }
         }
@@ -2270,7 +2318,7 @@ impl Analyzer<'_, '_> {
         c: &mut Command,
         ctx: &mut SpecRun,
         nested: &mut Vec<Nested>,
-        reasons: &mut Vec<String>,
+        reasons: &mut Vec<(Reason, String)>,
     ) {
         if words.is_empty() {
             return;
@@ -2282,9 +2330,9 @@ impl Analyzer<'_, '_> {
             Some(t) => nested.push(Nested::Script(t.join(" "))),
             None => {
                 c.runs_code = true;
-                reasons.push(format!(
-                    "the script given to `{}` is not literal",
-                    c.program
+                reasons.push((
+                    Reason::DynamicCode,
+                    format!("the script given to `{}` is not literal", c.program),
                 ));
             }
         }
@@ -2298,7 +2346,7 @@ impl Analyzer<'_, '_> {
         c: &mut Command,
         ctx: &mut SpecRun,
         nested: &mut Vec<Nested>,
-        reasons: &mut Vec<String>,
+        reasons: &mut Vec<(Reason, String)>,
     ) {
         if ctx.operand
             && ctx.remote_operands
@@ -2491,17 +2539,22 @@ impl Analyzer<'_, '_> {
                                     reasons,
                                 );
                             }
-                            programs::SqlEscape::Code(why) => {
+                            programs::SqlEscape::Code(reason, why) => {
                                 c.runs_code = true;
-                                reasons
-                                    .push(format!("{why} (in the SQL given to `{}`)", c.program));
+                                reasons.push((
+                                    reason,
+                                    format!("{why} (in the SQL given to `{}`)", c.program),
+                                ));
                             }
                         }
                     }
                 }
                 None => {
                     c.tags.push("destructive".into());
-                    reasons.push(format!("the SQL given to `{}` is not literal", c.program));
+                    reasons.push((
+                        Reason::DynamicCode,
+                        format!("the SQL given to `{}` is not literal", c.program),
+                    ));
                 }
             },
             Kind::FileList => {
@@ -2525,9 +2578,9 @@ impl Analyzer<'_, '_> {
                     None => {
                         c.runs_code = true;
                         c.fetched_input |= w.fetched;
-                        reasons.push(format!(
-                            "the {name} given to `{}` is not literal",
-                            c.program
+                        reasons.push((
+                            Reason::DynamicCode,
+                            format!("the {name} given to `{}` is not literal", c.program),
                         ));
                     }
                 }
@@ -2590,7 +2643,7 @@ impl Analyzer<'_, '_> {
         c: &mut Command,
         ctx: &mut SpecRun,
         operands: &[Word],
-        reasons: &mut Vec<String>,
+        reasons: &mut Vec<(Reason, String)>,
     ) {
         let home = self.home().to_string();
         // `git log -L START,END:FILE` (`-L:FUNCTION:FILE`) prints FILE's lines.
@@ -2754,10 +2807,10 @@ impl Analyzer<'_, '_> {
                         })
                     })) =>
             {
-                reasons.push(format!(
+                reasons.push((Reason::UnknownPaths, format!(
                     "`git {}` matches its pathspecs itself, so the files it reads are not known here",
                     c.subcommand
-                ));
+                )));
             }
             // A property that names a program, a module or a file of code
             // (`-DargLine=-javaagent:/x.jar`, `-Dmaven.ext.class.path=…`,
@@ -2779,14 +2832,17 @@ impl Analyzer<'_, '_> {
             "parallel" => {
                 let words: Vec<&str> = operands.iter().map(|w| w.raw.as_str()).collect();
                 if words.iter().any(|w| w.contains("{=")) {
-                    reasons
-                        .push("a `{= … =}` replacement string of `parallel` is Perl code".into());
+                    reasons.push((
+                        Reason::TemplatedCommand,
+                        "a `{= … =}` replacement string of `parallel` is Perl code".into(),
+                    ));
                     c.runs_code = true;
                 } else if words.iter().any(|w| w.contains('{') && w.contains('}')) {
-                    reasons.push(
+                    reasons.push((
+                        Reason::TemplatedCommand,
                         "`parallel` puts its arguments in place of `{…}`, so the command is not known here"
                             .into(),
-                    );
+                    ));
                 }
                 if words.contains(&"::::")
                     || c.options.iter().any(|o| o == "-a" || o == "--arg-file")
@@ -2980,9 +3036,9 @@ impl Analyzer<'_, '_> {
                         Some(_) => c.runs_code = true,
                         None => {
                             c.runs_code = true;
-                            reasons.push(format!(
-                                "the command given to `{}` is not literal",
-                                c.program
+                            reasons.push((
+                                Reason::DynamicCode,
+                                format!("the command given to `{}` is not literal", c.program),
                             ));
                         }
                     }
@@ -3239,7 +3295,7 @@ impl Analyzer<'_, '_> {
     fn record(
         &mut self,
         mut c: Command,
-        reasons: Vec<String>,
+        reasons: Vec<(Reason, String)>,
         nested: Vec<Nested>,
         cwds: &[String],
         stdin: bool,
@@ -3249,8 +3305,8 @@ impl Analyzer<'_, '_> {
         if !reasons.is_empty() {
             c.exact = false;
         }
-        for why in reasons {
-            self.fx.inexact(why);
+        for (reason, why) in reasons {
+            self.fx.inexact(reason, why);
         }
         for d in c.deletes.clone() {
             if !c.writes.contains(&d) {
@@ -3462,7 +3518,7 @@ struct Pending {
     reads: Vec<String>,
     writes: Vec<String>,
     fetches: Vec<urls::Fetch>,
-    inexact: Vec<String>,
+    inexact: Vec<(Reason, String)>,
     fetched: bool,
     /// Standard input is redirected (a file, a here-document, a here-string).
     stdin_given: bool,

@@ -52,6 +52,9 @@ impl Builder {
                 return;
             }
         }
+        if !self.tags_known(file, &here, raw) {
+            return;
+        }
         match catalog::compile(raw, &name.value) {
             Ok(spec) => {
                 for n in std::iter::once(&name.value).chain(&raw.aliases) {
@@ -105,8 +108,95 @@ impl Builder {
         }
     }
 
+    /// Checks every tag the entry names against the closed set
+    /// (`effects::tags`); false when one is not in it, each reported where
+    /// the entry's text names it.
+    fn tags_known(&mut self, file: &SourceFile, here: &Origin, raw: &RawCommand) -> bool {
+        let mut named: Vec<&str> = Vec::new();
+        tags_of(raw, &mut named);
+        let mut ok = true;
+        let mut reported: Vec<&str> = Vec::new();
+        for t in named {
+            let (why, label) = match crate::effects::tags::find(t) {
+                Some(tag) if !tag.engine_only => continue,
+                Some(_) => (
+                    format!("the tag `{t}` is given by the engine, not by a catalog entry"),
+                    "given by the engine",
+                ),
+                None => (format!("unknown tag `{t}`"), "not a tag of the catalog"),
+            };
+            ok = false;
+            if reported.contains(&t) {
+                continue;
+            }
+            reported.push(t);
+            let names = crate::effects::tags::TAGS
+                .iter()
+                .filter(|t| !t.engine_only)
+                .map(|t| t.name);
+            let help = match super::closest(t, names) {
+                Some(c) if c != t => {
+                    format!("did you mean `{c}`? The tags are listed in docs/catalog.md")
+                }
+                _ => "the tags are listed in docs/catalog.md (\"Tags\")".to_string(),
+            };
+            self.diags.push(
+                Diagnostic::new(Code::UnknownTag, why)
+                    .at(tag_location(file, here, t))
+                    .label(label)
+                    .help(help),
+            );
+        }
+        ok
+    }
+
     /// Whether the file is one of the shipped catalog's own.
     fn builtin_catalog_file(&self, file: &SourceFile) -> bool {
         self.loading_builtin_catalog || super::catalog::is_builtin_file(&file.name)
+    }
+}
+
+/// Every tag `raw` names: its own, its options', its `when`s' (added and
+/// removed), its examples' (had and not had), and its subcommands'.
+fn tags_of<'a>(raw: &'a RawCommand, out: &mut Vec<&'a str>) {
+    out.extend(raw.tags.iter().map(String::as_str));
+    for o in raw.options.values() {
+        out.extend(o.0.tags.iter().map(String::as_str));
+    }
+    for w in &raw.when {
+        out.extend(w.tags.iter().chain(&w.untags).map(String::as_str));
+    }
+    for e in &raw.examples {
+        out.extend(e.tags.iter().chain(&e.not_tags).map(String::as_str));
+    }
+    for sub in raw.subcommands.values() {
+        tags_of(sub, out);
+    }
+}
+
+/// Where the entry at `here` first names `tag` as a whole word (tags are not
+/// kept with their places: a tag is a word of a flow list, found again only
+/// when one is wrong); the entry's name where it is not found.
+fn tag_location(file: &SourceFile, here: &Origin, tag: &str) -> Location {
+    let text = file.text.as_str();
+    let from = here.span.offset.min(text.len());
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let found = text[from..]
+        .match_indices(tag)
+        .map(|(i, _)| from + i)
+        .find(|&at| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + tag.len()..].chars().next();
+            !before.is_some_and(word) && !after.is_some_and(word)
+        });
+    match found {
+        Some(offset) => Location {
+            file: file.clone(),
+            span: Span {
+                offset,
+                len: tag.len(),
+            },
+        },
+        None => here.location(),
     }
 }
