@@ -40,6 +40,10 @@ const MISLABELLED: &[(&str, &str)] = &[
     ),
     ("rm -rf node_modules", "blocked only in paranoid mode"),
     (
+        "git clean -nf",
+        "`-n` wins over `-f`: git prints what it would remove and removes nothing",
+    ),
+    (
         "command -V git reset --hard",
         "`command -V` describes the command, it does not run it",
     ),
@@ -105,7 +109,7 @@ fn call(command: &str, confined: bool) -> Call {
 /// The plain decisions' levels reached so far: most dangerous commands
 /// allowed (mislabels aside), most safe ones denied (per cent), fewest safe
 /// ones allowed (per cent).
-const PLAIN: (usize, f64, f64) = (5, 5.1, 49.5);
+const PLAIN: (usize, f64, f64) = (0, 3.3, 52.3);
 
 #[derive(Default)]
 struct Tally {

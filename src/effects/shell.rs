@@ -1922,8 +1922,9 @@ impl Analyzer<'_, '_> {
         // A wrapper's command reads the wrapper's input (`sudo sh <<EOF`).
         self.inherit_stdin = pending_stdin;
         // What it runs runs where it runs: `env -C DIR cmd`, `sudo -D DIR cmd`.
-        self.record(c, reasons, nested, &ctx.cwds, stdin, depth);
-        flow
+        // `builtin cd DIR` and `command cd DIR` move this shell as `cd DIR` does.
+        self.record(c, reasons, nested, &ctx.cwds, stdin, depth)
+            .unwrap_or(flow)
     }
 
     /// An operand of a program nobody knows (or of a subcommand the catalog
@@ -2327,6 +2328,20 @@ impl Analyzer<'_, '_> {
         let texts: Option<Vec<String>> = words.iter().map(|w| w.literal()).collect();
         c.fetched_input |= words.iter().any(|w| w.fetched);
         match texts {
+            // parallel given no `:::` arguments nor `-a` file appends each line
+            // of its standard input to the command (or puts it in `{}`): a
+            // word not known here.
+            Some(mut t)
+                if c.program == "parallel"
+                    && !t
+                        .iter()
+                        .any(|w| matches!(w.as_str(), ":::" | "::::" | ":::+" | "::::+"))
+                    && !t.iter().any(|w| w.contains('{') && w.contains('}'))
+                    && !c.options.iter().any(|o| o == "-a" || o == "--arg-file") =>
+            {
+                t.push("\"$1\"".to_string());
+                nested.push(Nested::Script(t.join(" ")));
+            }
             Some(t) => nested.push(Nested::Script(t.join(" "))),
             None => {
                 c.runs_code = true;
@@ -3300,7 +3315,7 @@ impl Analyzer<'_, '_> {
         cwds: &[String],
         stdin: bool,
         depth: usize,
-    ) {
+    ) -> Option<Flow> {
         let inherit = self.inherit_stdin.take();
         if !reasons.is_empty() {
             c.exact = false;
@@ -3348,6 +3363,7 @@ impl Analyzer<'_, '_> {
         };
         let fetched = c.fetched_input;
         self.fx.commands.push(c);
+        let mut moved = None;
         for n in nested {
             match n {
                 Nested::Command(mut words) => {
@@ -3374,7 +3390,7 @@ impl Analyzer<'_, '_> {
                         }
                     }
                     wrappers.push(program.clone());
-                    self.run(
+                    let inner = self.run(
                         words,
                         &cwd_for_nested,
                         &wrappers,
@@ -3387,6 +3403,9 @@ impl Analyzer<'_, '_> {
                         },
                     );
                     wrappers.pop();
+                    if IN_SHELL.contains(&program.as_str()) {
+                        moved = Some(inner);
+                    }
                 }
                 Nested::Script(text) => {
                     wrappers.push(format!("{program} -c"));
@@ -3401,8 +3420,13 @@ impl Analyzer<'_, '_> {
                 }
             }
         }
+        moved
     }
 }
+
+/// Wrappers that run their command in this same shell (a builtin such as
+/// `cd` among them), not as a program of its own.
+const IN_SHELL: &[&str] = &["builtin", "command"];
 
 /// How a remote operand of `scp` or `rsync` is reached.
 enum Remote {
