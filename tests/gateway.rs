@@ -1848,6 +1848,71 @@ fn the_conformance_client_scenarios_pass_with_the_gateway_as_the_client() {
     }
 }
 
+/// `token_cache`: a second gateway on the same policy starts from the first
+/// one's token, so the suite's authorization server sees one authorization
+/// and one token request for two sessions that each call the tool.
+#[test]
+fn a_cached_token_spares_the_next_gateway_an_authorization() {
+    let dir = deps_dir().join("conformance/node_modules/.bin");
+    let bin = require(dir.join("conformance"));
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let command = format!("{} {}", python(), gateway_fixture("conformance_client.py"));
+    let out_dir = std::env::temp_dir().join(format!("zp-conformance-cache-{}", std::process::id()));
+    let out = Command::new(&bin)
+        .args([
+            "client",
+            "--command",
+            &command,
+            "--scenario",
+            "auth/metadata-default",
+            "-o",
+        ])
+        .arg(&out_dir)
+        .env("PATH", &path)
+        .env("ZP_BIN", BIN)
+        .env("ZP_CONFORMANCE_RUNS", "2")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checks_file = std::fs::read_dir(out_dir.join("auth"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("checks.json");
+    let checks: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(checks_file).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(
+        out.status.success() && text.contains("OVERALL: PASSED"),
+        "{text}"
+    );
+    let count = |id: &str| checks.iter().filter(|c| c["id"] == id).count();
+    let tool_calls = checks
+        .iter()
+        .filter(|c| c["id"] == "incoming-request" && c["details"]["mcpMethod"] == "tools/call")
+        .count();
+    assert_eq!(
+        (
+            count("authorization-request"),
+            count("token-request"),
+            tool_calls
+        ),
+        (1, 1, 2),
+        "{text}"
+    );
+}
+
 // ---------------------------------------------------------------- names per server
 
 #[test]
