@@ -271,6 +271,7 @@ fn main() {
                 transport: TransportSpec::Http {
                     url: url.clone(),
                     headers: Vec::new(),
+                    auth: None,
                 },
                 timeout: Duration::from_secs(60),
             };

@@ -964,6 +964,74 @@ pub struct RawServer {
     /// Two servers whose names could collide are a load error.
     #[schemars(with = "Option<String>")]
     pub mcp_name_format: Option<Spanned<String>>,
+    /// How the gateway authorizes itself to an http server that asks for it
+    /// (MCP authorization: OAuth 2.1 with PKCE); without it, only `headers`
+    /// are sent.
+    pub auth: Option<RawServerAuth>,
+}
+
+/// `servers[].auth`: the gateway as an OAuth client of an http server
+/// (docs/gateway.md, "Authorization").
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawServerAuth {
+    /// `oauth`, the only kind.
+    #[serde(rename = "type")]
+    #[schemars(with = "AuthKind")]
+    pub kind: Spanned<AuthKind>,
+    /// `authorization_code` (the default: a person authorizes in a browser)
+    /// or `client_credentials` (a machine client with `client_id` and
+    /// `client_secret`).
+    #[schemars(with = "Option<AuthGrant>")]
+    pub grant: Option<Spanned<AuthGrant>>,
+    /// A client registered in advance with the authorization server; without
+    /// one, a client metadata document (`client_metadata_url`) or dynamic
+    /// registration is used.
+    #[schemars(with = "Option<String>")]
+    pub client_id: Option<Spanned<String>>,
+    /// The registered client's secret: `${env:NAME}`, never written literally.
+    #[schemars(with = "Option<String>")]
+    pub client_secret: Option<Spanned<String>>,
+    /// An https URL where this client's metadata document is published, used
+    /// as the client id where the authorization server supports it.
+    #[schemars(with = "Option<String>")]
+    pub client_metadata_url: Option<Spanned<String>>,
+    /// Scopes to ask for; default: those the server names in its challenge,
+    /// else in its protected resource metadata, else none.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// The loopback port the browser is sent back to
+    /// (`http://127.0.0.1:PORT/callback`); default: any free port. A client
+    /// registered in advance needs the port it was registered with.
+    pub redirect_port: Option<u16>,
+    /// The program that opens the authorization page, with its arguments; the
+    /// URL is added last (e.g. `[xdg-open]`). Without it the URL is written to
+    /// stderr for the person to open.
+    #[serde(default)]
+    pub open: Vec<String>,
+    /// A file that keeps the client registration and tokens between runs
+    /// (written with mode 0600; `~/` allowed). Without it they are kept in
+    /// memory only.
+    #[schemars(with = "Option<String>")]
+    pub token_cache: Option<Spanned<String>>,
+}
+
+/// `servers[].auth.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthKind {
+    /// MCP authorization: OAuth 2.1 with PKCE.
+    Oauth,
+}
+
+/// `servers[].auth.grant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthGrant {
+    /// A person authorizes in a browser; the code comes back to a loopback port.
+    AuthorizationCode,
+    /// The client authenticates as itself, with no person.
+    ClientCredentials,
 }
 
 /// A request a server may make of the client through the gateway.

@@ -501,8 +501,32 @@ pub struct ServerDef {
     /// Its own `mcp_name_format` and where it was written; `None` follows
     /// `settings.mcp_name_format`.
     pub mcp_name_format: Option<(String, Origin)>,
+    /// How the gateway authorizes itself to it (`servers[].auth`); `None`
+    /// sends only `headers`.
+    pub auth: Option<ServerAuth>,
     /// Where the name was written.
     pub origin: Origin,
+}
+
+/// `servers[].auth`, checked: the gateway as an OAuth client of an http server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerAuth {
+    /// Which grant obtains tokens.
+    pub grant: crate::model::AuthGrant,
+    /// A client registered in advance.
+    pub client_id: Option<EnvString>,
+    /// Its secret (always `${env:NAME}`).
+    pub client_secret: Option<EnvString>,
+    /// The https URL of this client's metadata document.
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for; empty: the server's.
+    pub scopes: Vec<String>,
+    /// The loopback port of the redirect; `None`: any free port.
+    pub redirect_port: Option<u16>,
+    /// The program (and arguments) that opens the authorization page.
+    pub open: Vec<String>,
+    /// Where registration and tokens are kept between runs, `~/` expanded.
+    pub token_cache: Option<std::path::PathBuf>,
 }
 
 impl ServerDef {

@@ -212,6 +212,7 @@ async fn everything_over_streamable_http_lists_and_echoes() {
         transport: TransportSpec::Http {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: vec![("X-Zero-Policy-Test".into(), "1".into())],
+            auth: None,
         },
         timeout: OK_TIMEOUT,
     };
@@ -591,6 +592,7 @@ async fn nothing_listening_is_a_connect_error_or_timeout() {
         TransportSpec::Http {
             url: format!("http://127.0.0.1:{port}/mcp"),
             headers: vec![],
+            auth: None,
         },
         TransportSpec::Sse {
             url: format!("http://127.0.0.1:{port}/sse"),

@@ -57,8 +57,8 @@ impl std::fmt::Debug for Supervisors {
 /// What a server's connection depends on: a changed key restarts it.
 fn connect_key(s: &ServerDef) -> String {
     format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-        s.transport, s.command, s.args, s.env, s.url, s.headers, s.connect_timeout
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        s.transport, s.command, s.args, s.env, s.url, s.headers, s.connect_timeout, s.auth
     )
 }
 
@@ -103,11 +103,15 @@ async fn set_down(gateway: &Gateway, server: &str, why: SkippedServer) {
 async fn supervise(gateway: Arc<Gateway>, server: ServerDef, stop: CancellationToken) {
     let lookup = |name: &str| std::env::var(name).ok();
     let mut backoff = FIRST_BACKOFF;
+    // One spec for every attempt: a server's authorization (its token, its
+    // scope step-ups) outlives a lost connection.
+    let spec = register::connect_spec(&server, &lookup);
     loop {
-        let spec = match register::connect_spec(&server, &lookup) {
+        let spec = match spec.clone() {
             Ok(spec) => spec,
             Err(e) => {
                 // A missing variable does not fix itself: report it once and wait.
+                gateway.note(&format!("MCP server `{}` cannot connect: {e}", server.name));
                 set_down(
                     &gateway,
                     &server.name,

@@ -169,7 +169,12 @@ impl Builder {
                 None
             }
         });
+        let auth = raw
+            .auth
+            .as_ref()
+            .and_then(|a| self.server_auth(file, &name, raw, a));
         self.servers.push(ServerDef {
+            auth,
             mcp_name_format,
             resource_effects,
             allow: raw.allow.clone(),
@@ -189,6 +194,112 @@ impl Builder {
             sandbox,
             origin: here,
         });
+    }
+
+    /// `servers[].auth`, checked: http only; a secret only from the
+    /// environment and only with a client id; a client metadata URL that is
+    /// https with a path; `client_credentials` with both id and secret.
+    fn server_auth(
+        &mut self,
+        file: &SourceFile,
+        name: &str,
+        raw: &RawServer,
+        a: &crate::model::RawServerAuth,
+    ) -> Option<crate::policy::ServerAuth> {
+        let at = origin(file, &a.kind);
+        let before = self.diags.len();
+        if raw.transport.value != Transport::Http {
+            self.diags.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("server `{name}` has `auth` but is not `transport: http`"),
+                )
+                .at(at.location())
+                .help("MCP authorization is defined for streamable HTTP servers"),
+            );
+        }
+        if let Some(secret) = &a.client_secret {
+            if !secret.value.contains("${env:") {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::LiteralSecret,
+                        format!("server `{name}`'s `client_secret` is written literally"),
+                    )
+                    .at(origin(file, secret).location())
+                    .label("literal secret")
+                    .help("read it from the host environment: `client_secret: \"${env:NAME}\"`"),
+                );
+            }
+            if a.client_id.is_none() {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("server `{name}` has a `client_secret` but no `client_id`"),
+                    )
+                    .at(origin(file, secret).location())
+                    .help(
+                        "a secret belongs to a client registered in advance: add its `client_id`",
+                    ),
+                );
+            }
+        }
+        if let Some(u) = &a.client_metadata_url {
+            let good = url::Url::parse(&u.value)
+                .is_ok_and(|p| p.scheme() == "https" && p.host().is_some() && p.path() != "/");
+            if !good {
+                self.diags.push(
+                    Diagnostic::new(
+                        Code::InvalidValue,
+                        format!("server `{name}`'s `client_metadata_url` is not an https URL with a path"),
+                    )
+                    .at(origin(file, u).location())
+                    .help("the URL is the client id: `https://example.com/zero-policy/client.json`"),
+                );
+            }
+        }
+        let grant = a
+            .grant
+            .as_ref()
+            .map_or(crate::model::AuthGrant::AuthorizationCode, |g| g.value);
+        if grant == crate::model::AuthGrant::ClientCredentials
+            && (a.client_id.is_none() || a.client_secret.is_none())
+        {
+            self.diags.push(
+                Diagnostic::new(
+                    Code::InvalidValue,
+                    format!("server `{name}` uses `client_credentials` without `client_id` and `client_secret`"),
+                )
+                .at(a.grant.as_ref().map_or_else(|| at.clone(), |g| origin(file, g)).location())
+                .help("a machine client authenticates as itself: give its `client_id` and `client_secret: \"${env:NAME}\"`"),
+            );
+        }
+        let client_id = a
+            .client_id
+            .as_ref()
+            .map(|c| self.env_string(file, c, "`client_id`"));
+        let client_secret = a
+            .client_secret
+            .as_ref()
+            .map(|c| self.env_string(file, c, "`client_secret`"));
+        let home = self.settings.home.clone();
+        let token_cache = a.token_cache.as_ref().map(|t| {
+            let p = &t.value;
+            if let Some(rest) = p.strip_prefix("~/") {
+                PathBuf::from(format!("{}/{rest}", home.trim_end_matches('/')))
+            } else {
+                PathBuf::from(p)
+            }
+        });
+        (self.diags.len() == before).then(|| crate::policy::ServerAuth {
+            grant,
+            client_id,
+            client_secret,
+            client_metadata_url: a.client_metadata_url.as_ref().map(|u| u.value.clone()),
+            scopes: a.scopes.clone(),
+            redirect_port: a.redirect_port,
+            open: a.open.clone(),
+            token_cache,
+        })
     }
 
     /// The envelope of a confined stdio server: the policy's reads, denies,
@@ -292,4 +403,85 @@ fn program_places(command: &str) -> Vec<std::path::PathBuf> {
         out.push(std::path::absolute(&p).unwrap_or(p));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "tests")]
+    use crate::diagnostic::{Code, SourceFile};
+    use crate::model::AuthGrant;
+
+    fn load(servers: &str) -> crate::loader::Loaded {
+        let text = format!("version: 1\nservers:\n{servers}");
+        crate::loader::load_sources(vec![SourceFile::new(
+            std::path::Path::new("servers.yaml"),
+            text,
+        )])
+    }
+
+    fn messages(loaded: &crate::loader::Loaded) -> Vec<(Code, String)> {
+        loaded
+            .diagnostics
+            .iter()
+            .map(|d| (d.code, d.message.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn an_oauth_entry_loads_with_its_defaults() {
+        let loaded = load(
+            "  - name: remote\n    transport: http\n    url: https://mcp.example.com/mcp\n    auth:\n      type: oauth\n      client_id: zp\n      client_secret: \"${env:ZP_SECRET}\"\n      scopes: [read]\n      token_cache: ~/.cache/zp/remote.json\n",
+        );
+        assert_eq!(messages(&loaded), vec![]);
+        let policy = loaded.policy.unwrap();
+        let auth = policy.servers[0].auth.as_ref().unwrap();
+        assert_eq!(auth.grant, AuthGrant::AuthorizationCode);
+        assert_eq!(auth.client_secret.as_ref().unwrap().0, "${env:ZP_SECRET}");
+        assert_eq!(auth.scopes, vec!["read".to_string()]);
+        assert!(
+            auth.token_cache
+                .as_ref()
+                .unwrap()
+                .ends_with(".cache/zp/remote.json")
+        );
+        assert!(!auth.token_cache.as_ref().unwrap().starts_with("~"));
+    }
+
+    #[test]
+    fn a_bad_oauth_entry_is_refused_with_a_reason_each() {
+        let loaded = load(concat!(
+            "  - name: local\n    transport: stdio\n    command: x\n    auth: {type: oauth}\n",
+            "  - name: literal\n    transport: http\n    url: http://x/mcp\n    auth: {type: oauth, client_id: a, client_secret: hunter2}\n",
+            "  - name: orphan\n    transport: http\n    url: http://x/mcp\n    auth: {type: oauth, client_secret: \"${env:S}\"}\n",
+            "  - name: cimd\n    transport: http\n    url: http://x/mcp\n    auth: {type: oauth, client_metadata_url: \"http://x/client.json\"}\n",
+            "  - name: machine\n    transport: http\n    url: http://x/mcp\n    auth: {type: oauth, grant: client_credentials, client_id: a}\n",
+        ));
+        assert!(loaded.policy.is_none());
+        assert_eq!(
+            messages(&loaded),
+            vec![
+                (
+                    Code::InvalidValue,
+                    "server `local` has `auth` but is not `transport: http`".into()
+                ),
+                (
+                    Code::LiteralSecret,
+                    "server `literal`'s `client_secret` is written literally".into()
+                ),
+                (
+                    Code::InvalidValue,
+                    "server `orphan` has a `client_secret` but no `client_id`".into()
+                ),
+                (
+                    Code::InvalidValue,
+                    "server `cimd`'s `client_metadata_url` is not an https URL with a path".into()
+                ),
+                (
+                    Code::InvalidValue,
+                    "server `machine` uses `client_credentials` without `client_id` and `client_secret`"
+                        .into()
+                ),
+            ]
+        );
+    }
 }

@@ -91,6 +91,9 @@ pub enum TransportSpec {
         url: String,
         /// Extra headers sent with every request.
         headers: Vec<(String, String)>,
+        /// The server's authorization (`servers[].auth`), shared by its
+        /// connections; `None` sends only `headers`.
+        auth: Option<Arc<super::oauth::OAuth>>,
     },
     /// The legacy HTTP+SSE transport (MCP 2024-11-05).
     Sse {
@@ -130,10 +133,11 @@ impl fmt::Debug for TransportSpec {
                 .field("env", &names(env))
                 .field("cwd", cwd)
                 .finish(),
-            Self::Http { url, headers } => f
+            Self::Http { url, headers, auth } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("headers", &names(headers))
+                .field("auth", auth)
                 .finish(),
             Self::Sse { url, headers } => f
                 .debug_struct("Sse")
@@ -349,7 +353,7 @@ pub async fn connect_relayed(
                 }
             }
         }
-        TransportSpec::Http { url, headers } => {
+        TransportSpec::Http { url, headers, auth } => {
             let headers = header_map(headers).map_err(connect_err)?;
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(
@@ -359,9 +363,21 @@ pub async fn connect_relayed(
                         .collect(),
                 );
             crate::tls::install_provider();
-            let transport = StreamableHttpClientTransport::from_config(config);
-            let started = tokio::time::timeout(spec.timeout, side.serve(transport));
-            match started.await {
+            let started = match auth {
+                Some(oauth) => {
+                    let client = super::oauth::AuthorizedHttp::new(
+                        reqwest::Client::default(),
+                        Arc::clone(oauth),
+                    );
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    tokio::time::timeout(spec.timeout, side.serve(transport)).await
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    tokio::time::timeout(spec.timeout, side.serve(transport)).await
+                }
+            };
+            match started {
                 Ok(Ok(running)) => Service {
                     running,
                     child: None,
@@ -1248,6 +1264,21 @@ mod tests {
         let spec = TransportSpec::Http {
             url: "http://127.0.0.1:1/mcp".into(),
             headers: vec![("Authorization".into(), "Bearer sekrit".into())],
+            auth: Some(Arc::new(super::super::oauth::OAuth::new(
+                "s",
+                "http://127.0.0.1:1/mcp",
+                super::super::oauth::OAuthSpec {
+                    grant: crate::model::AuthGrant::ClientCredentials,
+                    client_id: Some("id".into()),
+                    client_secret: Some("sekrit-too".into()),
+                    client_metadata_url: None,
+                    scopes: vec![],
+                    redirect_port: None,
+                    open: vec![],
+                    token_cache: None,
+                },
+                Duration::ZERO,
+            ))),
         };
         assert!(!format!("{spec:?}").contains("sekrit"));
     }

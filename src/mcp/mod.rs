@@ -6,8 +6,10 @@
 //! - [`register`]: concurrent connect-and-list, then serial, all-or-none
 //!   registration in server-name order, and the executors that call back
 //!   through the one dispatch path.
+//! - [`oauth`]: the OAuth client under streamable HTTP (MCP authorization).
 
 pub mod client;
 pub mod lines;
+pub mod oauth;
 pub mod register;
 mod sse;

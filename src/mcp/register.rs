@@ -440,7 +440,31 @@ pub fn connect_spec(
                 .unwrap_or_default();
             let headers = resolve_map(&server.headers)?;
             if server.transport == Transport::Http {
-                TransportSpec::Http { url, headers }
+                let auth = match &server.auth {
+                    Some(a) => {
+                        let resolve = |v: &Option<crate::policy::EnvString>| {
+                            v.as_ref().map(|v| v.resolve(lookup)).transpose()
+                        };
+                        let spec = crate::mcp::oauth::OAuthSpec {
+                            grant: a.grant,
+                            client_id: resolve(&a.client_id)?,
+                            client_secret: resolve(&a.client_secret)?,
+                            client_metadata_url: a.client_metadata_url.clone(),
+                            scopes: a.scopes.clone(),
+                            redirect_port: a.redirect_port,
+                            open: a.open.clone(),
+                            token_cache: a.token_cache.clone(),
+                        };
+                        Some(Arc::new(crate::mcp::oauth::OAuth::new(
+                            &server.name,
+                            &url,
+                            spec,
+                            server.connect_timeout,
+                        )))
+                    }
+                    None => None,
+                };
+                TransportSpec::Http { url, headers, auth }
             } else {
                 TransportSpec::Sse { url, headers }
             }
