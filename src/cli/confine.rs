@@ -57,6 +57,7 @@ pub fn run(args: &Args) -> u8 {
         .args(rest)
         .env_remove(ENVELOPE_VAR)
         .env_remove(REPORT_VAR)
+        .env_remove(sandbox::idmap::MAPPER_VAR)
         .exec();
     output::stderr(&format!(
         "zero-policy: cannot run `{}`: {error}\n",
