@@ -144,6 +144,51 @@ fn nothing_the_call_started_outlives_it() {
 }
 
 #[test]
+fn root_keeps_every_id_in_the_calls_user_namespace() {
+    // Root's maps are written by `run` itself (no writer program is started):
+    // the call sees every id of the outer namespace mapped to itself, and not
+    // the descriptors or the variable that asked for them.
+    if !running_as_root() {
+        return;
+    }
+    let identity = |file: &str| -> Vec<String> {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {} {}", f[0], f[0], f[2])
+            })
+            .collect()
+    };
+    let h = Home::new("idmaps");
+    let out = h.run(
+        &[
+            "-c",
+            "cat /proc/self/uid_map /proc/self/gid_map; echo \"mapper:${ZERO_POLICY_ID_MAPPER-unset}\"",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let seen: Vec<String> = text(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    let mut expected = identity("/proc/self/uid_map");
+    expected.extend(identity("/proc/self/gid_map"));
+    expected.push("mapper:unset".into());
+    assert_eq!(seen, expected);
+}
+
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .is_some_and(|ids| ids.split_whitespace().all(|id| id == "0"))
+}
+
+#[test]
 fn the_envelope_is_the_policys_and_the_calls_own() {
     let h = Home::new("envelope");
     let out = h.run(&["--print-envelope", "-c", "cat src/main.rs > copy.rs"], "");

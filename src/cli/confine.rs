@@ -57,7 +57,8 @@ pub fn run(args: &Args) -> u8 {
     command
         .args(rest)
         .env_remove(ENVELOPE_VAR)
-        .env_remove(REPORT_VAR);
+        .env_remove(REPORT_VAR)
+        .env_remove(sandbox::idmap::MAPPER_VAR);
     // The kernel cannot hide what the program is given: secrets in the
     // environment are left out (`settings.enforce.deny_env`).
     for (name, _) in std::env::vars_os() {

@@ -310,8 +310,15 @@ pub fn run(args: &Args) -> u8 {
         cmd.args(&confined.args)
             .env(&confined.env.0, &confined.env.1)
             .env(crate::cli::confine::KEEP_FDS_VAR, &keep);
+        // Root's maps are written from here rather than by a writer the confining
+        // process would start (a program fewer per call).
+        let mapper = sandbox::idmap::Mapper::new();
+        if let Some(m) = &mapper {
+            let (name, value) = m.env();
+            cmd.env(name, value);
+        }
         std::mem::forget((policy, registry));
-        let code = wait_for(&mut cmd);
+        let code = wait_for_mapped(&mut cmd, mapper);
         for p in missing.undo() {
             crate::output::stderr(&format!("zero-policy: blocked: {}\n", created(&p)));
         }
@@ -497,6 +504,11 @@ const REMOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 /// signal N). Processes it leaves behind are killed when it ends: `run` is
 /// their subreaper, so the whole confined tree ends with the call.
 fn wait_for(cmd: &mut std::process::Command) -> u8 {
+    wait_for_mapped(cmd, None)
+}
+
+/// As [`wait_for`], serving the confining process's id maps with `mapper`.
+fn wait_for_mapped(cmd: &mut std::process::Command, mapper: Option<sandbox::idmap::Mapper>) -> u8 {
     use std::os::unix::process::ExitStatusExt;
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -511,6 +523,9 @@ fn wait_for(cmd: &mut std::process::Command) -> u8 {
         let mut child =
             tokio::process::Command::from(std::mem::replace(cmd, std::process::Command::new("/")))
                 .spawn()?;
+        if let (Some(m), Some(id)) = (mapper, child.id()) {
+            m.serve(id);
+        }
         let pid = child.id().and_then(|p| i32::try_from(p).ok());
         let mut term = signal(SignalKind::terminate())?;
         let mut hup = signal(SignalKind::hangup())?;
@@ -544,10 +559,21 @@ fn wait_for(cmd: &mut std::process::Command) -> u8 {
 
 /// Kills and reaps every process the call left behind (they were re-parented
 /// to `run`, its subreaper).
+///
+/// A process the call left running is a child of `run` now, so where `run`
+/// has no child left (`ECHILD`, after reaping the ended ones) nothing is
+/// left, and `/proc` is not read: the common case costs one system call.
 fn reap_leftovers() {
     use nix::sys::wait::{WaitPidFlag, waitpid};
     let me = std::process::id().to_string();
     for _ in 0..1000 {
+        loop {
+            match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                Err(nix::errno::Errno::ECHILD) => return,
+                Ok(nix::sys::wait::WaitStatus::StillAlive) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
         let mut any = false;
         if let Ok(dir) = std::fs::read_dir("/proc") {
             for entry in dir.flatten() {

@@ -20,6 +20,7 @@
 pub mod exec;
 pub mod findings;
 pub mod hidden;
+pub mod idmap;
 #[cfg(target_os = "linux")]
 mod linux;
 pub mod plan;

@@ -260,13 +260,22 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
             .collect())
     };
     // Only what lies inside a grant needs hiding: the rest is out of reach.
+    // Each root's components are taken apart once, not once per glob and root
+    // (`Path::starts_with` parses both paths each time it is asked: hundreds of
+    // deny globs against dozens of grants made this most of `run`'s own time).
     let inside = |globs: Vec<String>, roots: &[&PathBuf]| -> Vec<String> {
+        let roots: Vec<Vec<std::path::Component<'_>>> =
+            roots.iter().map(|r| r.components().collect()).collect();
         globs
             .into_iter()
             .filter(|g| {
                 g.starts_with("**")
-                    || folder_of(g)
-                        .is_none_or(|f| roots.iter().any(|r| f.starts_with(r) || r.starts_with(&f)))
+                    || folder_of(g).is_none_or(|f| {
+                        let f: Vec<std::path::Component<'_>> = f.components().collect();
+                        roots
+                            .iter()
+                            .any(|r| f.starts_with(r.as_slice()) || r.starts_with(f.as_slice()))
+                    })
             })
             .collect()
     };

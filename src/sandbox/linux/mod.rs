@@ -193,10 +193,15 @@ fn enter_namespaces(no_network: bool, mounts_needed: usize) -> Result<Namespaces
 /// (`/bin/sh`, waiting on a pipe) that writes the maps once told to; without it (no
 /// `/bin/sh`, or it fails) root maps itself alone, and then reaches files of other
 /// owners only as their permissions allow anyone.
+///
+/// Where the process that started this one writes the maps for it
+/// ([`super::idmap`], `zero-policy run`), no writer is started.
 struct IdMaps {
     own_uid: String,
     own_gid: String,
     writer: Option<std::process::Child>,
+    /// The parent writes the maps when asked.
+    parent: bool,
 }
 
 /// The writer's script: `$1` the pid, `$2` and `$3` the uid and gid maps.
@@ -210,10 +215,12 @@ impl IdMaps {
         let gid = nix::unistd::getgid();
         let own_uid = format!("{uid} {uid} 1\n");
         let own_gid = format!("{gid} {gid} 1\n");
-        let writer = if uid.is_root() && gid.as_raw() == 0 {
+        let root = uid.is_root() && gid.as_raw() == 0;
+        let parent = root && std::env::var_os(super::idmap::MAPPER_VAR).is_some();
+        let writer = if root && !parent {
             match (
-                identity("/proc/self/uid_map"),
-                identity("/proc/self/gid_map"),
+                super::idmap::identity("/proc/self/uid_map"),
+                super::idmap::identity("/proc/self/gid_map"),
             ) {
                 (Some(uids), Some(gids)) => std::process::Command::new("/bin/sh")
                     .args(["-c", WRITER, "sh"])
@@ -233,6 +240,7 @@ impl IdMaps {
             own_uid,
             own_gid,
             writer,
+            parent,
         }
     }
 
@@ -247,6 +255,9 @@ impl IdMaps {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(fail("/proc/self/setgroups", e)),
+        }
+        if self.parent && super::idmap::ask_parent() {
+            return Ok(true);
         }
         if let Some(mut writer) = self.writer.take() {
             let told = writer
@@ -275,20 +286,4 @@ impl Drop for IdMaps {
             let _ = writer.wait();
         }
     }
-}
-
-/// Each range of an id map (`inside outside count`) as an identity range of the same ids.
-fn identity(file: &str) -> Option<String> {
-    let text = fs::read_to_string(file).ok()?;
-    let lines: Vec<String> = text
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.split_whitespace();
-            let inside = parts.next()?;
-            let _outside = parts.next()?;
-            let count = parts.next()?;
-            Some(format!("{inside} {inside} {count}\n"))
-        })
-        .collect();
-    (!lines.is_empty()).then(|| lines.concat())
 }
