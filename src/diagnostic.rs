@@ -250,7 +250,7 @@ codes! {
         "A rule example names a tool that does not exist, or a call (example or test) has arguments that are not a mapping. Tests may name unknown tools on purpose, to check the rejection.";
     /// A literal credential in a server manifest.
     LiteralSecret = "literal-secret", Error,
-        "A server's `env` or `headers` holds what looks like a literal credential. Read it from the environment with `${env:NAME}`.";
+        "A server's `env` or `headers` holds what looks like a literal credential, or its `auth.client_secret` is not read from the environment. Read it from the environment with `${env:NAME}`.";
     /// An `${env:NAME}` reference is malformed.
     InvalidEnvReference = "invalid-env-reference", Error,
         "A `${env:...}` reference in a server's `env`, `headers` or `url` is malformed.";

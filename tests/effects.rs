@@ -966,3 +966,44 @@ fn a_value_compared_tells_what_it_is() {
         assert!(fx.exact, "{script}: {:?}", fx.unknown);
     }
 }
+
+/// `for NAME in WORD`: in the body `$NAME` is a name WORD stands for, where
+/// nothing else in the script can set NAME; anywhere it could be set, it is
+/// any string, as before.
+#[test]
+fn a_loop_variable_stands_for_its_loops_names_where_nothing_else_sets_it() {
+    let reg = registry();
+    let reads = |script: &str| effects(&reg, &bash(script)).reads;
+    assert_eq!(
+        reads(r#"for f in src/*.rs; do wc -l "$f"; done"#),
+        [format!("{WS}/src/[!.]*.rs")]
+    );
+    assert_eq!(
+        reads("for f in ~/.ssh/*; do cat ${f}; done"),
+        [format!("{}/.ssh/[!.]*", zero_policy::policy::host_home())]
+    );
+    // Set otherwise, or could be: any string.
+    for script in [
+        r#"for f in src/*.rs; do f=/etc/shadow; cat "$f"; done"#,
+        r#"g() { f=/etc/shadow; }; for f in src/*.rs; do g; cat "$f"; done"#,
+        r#"for f in src/*.rs; do read f; cat "$f"; done"#,
+        r#"n=f; for f in src/*.rs; do printf -v "$n" /etc/shadow; cat "$f"; done"#,
+        r#"for f in src/*.rs; do eval "$(cat x)"; cat "$f"; done"#,
+        r#"for f in src/*.rs; do . ./env.sh; cat "$f"; done"#,
+        r#"for f in src/*.rs; do (( $n = 1 )); cat "$f"; done"#,
+        r#"for f in src/*.rs lib/*.rs; do cat "$f"; done"#,
+    ] {
+        // Any string, or code the analysis cannot read at all.
+        let fx = effects(&reg, &bash(script));
+        assert!(
+            fx.reads.iter().any(|p| p == "/**") || (fx.runs_code && !fx.exact),
+            "{script}: {fx:?}"
+        );
+    }
+    // Outside its loop it is not bound.
+    assert!(
+        reads(r#"for f in src/*.rs; do :; done; cat "$f""#)
+            .iter()
+            .any(|p| p == "/**")
+    );
+}

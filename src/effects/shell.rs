@@ -433,6 +433,8 @@ pub fn analyse(script: &str, cwd: &str, env: &Env<'_>, fx: &mut Effects) {
         piped: None,
         last_stdout: None,
         inherit_stdin: None,
+        loop_values: HashMap::new(),
+        source: script.to_string(),
     };
     let cwds = vec![cwd.to_string()];
     a.script(script, &cwds, &[], false, 0);
@@ -508,6 +510,90 @@ struct Analyzer<'e, 'f> {
     /// The literal standard input of the command being recorded, which the
     /// commands it wraps inherit (`sudo sh <<EOF`).
     inherit_stdin: Option<String>,
+    /// `for NAME in WORD` loops being read whose variable nothing in the
+    /// script can set otherwise ([`stable_loop_variable`]): in the body,
+    /// `$NAME` is a name WORD stands for (`src/*.rs`), not any string.
+    loop_values: HashMap<String, Word>,
+    /// The whole script, for [`stable_loop_variable`].
+    source: String,
+}
+
+/// Commands and expansions that can set a variable whose name is not written
+/// out (`read`, `printf -v "$n"`, `declare -n`, `(( $n = 1 ))`, `eval`, a
+/// sourced file): where the script uses one, no loop variable is taken to
+/// keep its loop's values.
+const SETS_NAMES_UNSEEN: &[&str] = &[
+    "read",
+    "mapfile",
+    "readarray",
+    "printf",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "let",
+    "getopts",
+    "eval",
+    "source",
+    "unset",
+    "coproc",
+    "select",
+];
+
+/// Whether the loop variable `name` keeps the values its `for` gives it,
+/// judged from the script's text: `name` appears only as `$name` or
+/// `${name}` and in `for name in` headers, and the script uses nothing that
+/// could set a variable without naming it.
+fn stable_loop_variable(source: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    if source.contains("((") || source.contains("${!") || source.contains("[[") {
+        return false;
+    }
+    let bytes: Vec<char> = source.chars().collect();
+    let mut words: Vec<(usize, String)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if is_ident(bytes[i]) {
+            let start = i;
+            while i < bytes.len() && is_ident(bytes[i]) {
+                i += 1;
+            }
+            words.push((start, bytes[start..i].iter().collect()));
+        } else {
+            i += 1;
+        }
+    }
+    // `.` as a command (`. ./env.sh`); also rejects a `.` operand (`ls . `),
+    // which only makes this stricter.
+    let dot_command = bytes.iter().enumerate().any(|(i, c)| {
+        *c == '.'
+            && bytes.get(i + 1).is_none_or(|n| n.is_whitespace())
+            && (i == 0
+                || matches!(
+                    bytes[i - 1],
+                    ';' | '&' | '|' | '(' | '{' | '\n' | ' ' | '\t'
+                ))
+    });
+    if dot_command {
+        return false;
+    }
+    for (k, (start, word)) in words.iter().enumerate() {
+        if SETS_NAMES_UNSEEN.contains(&word.as_str()) {
+            return false;
+        }
+        if word != name {
+            continue;
+        }
+        let before = bytes[..*start].iter().rev().collect::<String>();
+        let expanded = before.starts_with('$') || before.starts_with("{$");
+        let header =
+            k > 0 && words[k - 1].1 == "for" && words.get(k + 1).is_some_and(|(_, w)| w == "in");
+        if !expanded && !header {
+            return false;
+        }
+    }
+    true
 }
 
 impl Analyzer<'_, '_> {
@@ -839,10 +925,26 @@ impl Analyzer<'_, '_> {
                 Flow::same(cwds)
             }
             ast::CompoundCommand::ForClause(f) => {
-                for w in f.values.iter().flatten() {
-                    self.word(w, cwds, wrappers, depth);
+                let values: Vec<Word> = f
+                    .values
+                    .iter()
+                    .flatten()
+                    .map(|w| self.word(w, cwds, wrappers, depth))
+                    .collect();
+                // `for f in src/*.rs; do wc -l "$f"; done`: `$f` is one of
+                // the names `src/*.rs` stands for, where nothing else can set it.
+                let name = &f.variable_name;
+                let outer = self.loop_values.remove(name);
+                if let [one] = values.as_slice()
+                    && stable_loop_variable(&self.source, name)
+                {
+                    self.loop_values.insert(name.clone(), one.clone());
                 }
                 let body = self.list(&f.body.list, cwds, wrappers, stdin, depth);
+                self.loop_values.remove(name);
+                if let Some(o) = outer {
+                    self.loop_values.insert(name.clone(), o);
+                }
                 Flow::same(&union(cwds, &union(&body.ok, &body.fail)))
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -1560,6 +1662,11 @@ impl Analyzer<'_, '_> {
                         "HOME" => return Part::Home,
                         "PWD" => return Part::Cwd,
                         _ => {}
+                    }
+                    if let Some(value) = self.loop_values.get(n) {
+                        out.parts.extend(value.parts.iter().cloned());
+                        out.fetched |= value.fetched;
+                        return Part::Lit(String::new());
                     }
                 }
                 None
