@@ -109,7 +109,7 @@ fn call(command: &str, confined: bool) -> Call {
 /// The plain decisions' levels reached so far: most dangerous commands
 /// allowed (mislabels aside), most safe ones denied (per cent), fewest safe
 /// ones allowed (per cent).
-const PLAIN: (usize, f64, f64) = (0, 3.3, 52.3);
+const PLAIN: (usize, f64, f64) = (0, 3.1, 52.5);
 
 #[derive(Default)]
 struct Tally {

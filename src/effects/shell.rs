@@ -435,6 +435,7 @@ pub fn analyse(script: &str, cwd: &str, env: &Env<'_>, fx: &mut Effects) {
         inherit_stdin: None,
         loop_values: HashMap::new(),
         source: script.to_string(),
+        piped_names: None,
     };
     let cwds = vec![cwd.to_string()];
     a.script(script, &cwds, &[], false, 0);
@@ -516,6 +517,10 @@ struct Analyzer<'e, 'f> {
     loop_values: HashMap<String, Word>,
     /// The whole script, for [`stable_loop_variable`].
     source: String,
+    /// What the command before this one in a pipeline printed, when it
+    /// prints only names under what it lists (tag `prints-names`): the
+    /// patterns those names match, which `xargs` appends.
+    piped_names: Option<Vec<String>>,
 }
 
 /// Commands and expansions that can set a variable whose name is not written
@@ -540,6 +545,22 @@ const SETS_NAMES_UNSEEN: &[&str] = &[
     "coproc",
     "select",
 ];
+
+/// The patterns of the names `c` printed, when it prints only names under
+/// what it lists (tag `prints-names`), runs no code, writes nothing, and every
+/// place it lists is known: its trees, and the folders it was given.
+fn printed_names(c: &super::Command) -> Option<Vec<String>> {
+    if !c.tags.iter().any(|t| t == "prints-names") || c.runs_code || !c.writes.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = c.lists.iter().chain(&c.reads).cloned().collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() || names.iter().any(|n| n == super::paths::ANY_PATH) {
+        return None;
+    }
+    Some(names)
+}
 
 /// Whether the loop variable `name` keeps the values its `for` gives it,
 /// judged from the script's text: `name` appears only as `$name` or
@@ -746,17 +767,25 @@ impl Analyzer<'_, '_> {
             // Each part runs in a subshell; what one fetched flows into the next.
             let mut taint = stdin;
             let mut piped: Option<String> = None;
+            let mut names: Option<Vec<String>> = None;
             for (i, command) in pipeline.seq.iter().enumerate() {
                 let before = self.fx.commands.len();
                 if i > 0 {
                     self.piped = piped.take();
+                    self.piped_names = names.take();
                 }
                 self.last_stdout = None;
                 self.command(command, cwds, wrappers, taint, depth);
                 self.piped = None;
+                self.piped_names = None;
                 // What one command printed, when it is known, is the next one's input.
                 piped = if self.fx.commands.len() == before + 1 {
                     self.last_stdout.take()
+                } else {
+                    None
+                };
+                names = if self.fx.commands.len() == before + 1 {
+                    printed_names(&self.fx.commands[before])
                 } else {
                     None
                 };
@@ -1853,7 +1882,11 @@ impl Analyzer<'_, '_> {
             ));
         }
         for w in &words[1..] {
-            if !w.is_literal() {
+            // A name a `find` (or what fed `xargs`) printed stands for a path
+            // under a known folder: it is a pattern, and never an option.
+            let known_names =
+                matches!(w.parts.as_slice(), [Part::Pattern(p)] if p.starts_with('/'));
+            if !w.is_literal() && !known_names {
                 reasons.push((
                     Reason::DynamicWord,
                     format!(
@@ -2301,7 +2334,36 @@ impl Analyzer<'_, '_> {
             }
             let mut inner: Vec<Word> = operands[start..].to_vec();
             if c.program == "xargs" {
-                inner.push(Word::unknown("(input)"));
+                // Names a `prints-names` command printed into it (`find src
+                // | xargs wc -l`) are names under what it listed; anything
+                // else, or input it places itself (`-I {}`) or reads from a
+                // file (`-a`), is any string.
+                // xargs's own options: the words before the command it runs.
+                let own = c.argv.len().saturating_sub(operands.len() - start);
+                let places_or_reads_file = c.argv[1.min(own)..own].iter().any(|a| {
+                    [
+                        "-I",
+                        "-i",
+                        "-J",
+                        "-R",
+                        "-a",
+                        "-E",
+                        "-e",
+                        "-d",
+                        "--replace",
+                        "--arg-file",
+                        "--delimiter",
+                        "--eof",
+                    ]
+                    .iter()
+                    .any(|o| a.starts_with(o))
+                });
+                match self.piped_names.clone() {
+                    Some(names) if !places_or_reads_file => {
+                        inner.extend(names.into_iter().map(|n| Word::pattern("(input)", n)));
+                    }
+                    _ => inner.push(Word::unknown("(input)")),
+                }
             }
             ctx.code_given = true;
             nested.push(Nested::Command(inner));

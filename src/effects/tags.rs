@@ -150,6 +150,10 @@ pub const TAGS: &[Tag] = &[
         "all-files",
         "an option that makes a search tagged `skips-hidden` read hidden files too (`rg --hidden`, `rg -uu`)",
     ),
+    tag(
+        "prints-names",
+        "the command prints only the names it lists, each under the folder it was given (`find DIR`), so a command fed its output by `xargs` gets names under that folder, not any string",
+    ),
     engine(
         "unknown-options",
         "given by the engine: an operand not known here may hold options (an unquoted expansion), so the command's options are not all known",
