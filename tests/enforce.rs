@@ -111,8 +111,8 @@ enum Stop {
 const NOT_APPROVED: &str = "zero-policy: not approved:";
 /// What the decision prints when an unknown path could be a raw disk.
 const DENY_RAW: &str = "zero-policy: deny: a raw disk or memory holds every file's bytes";
-/// What the decision prints when unknown operands could be the whole workspace.
-const DENY_DESTROY: &str = "zero-policy: deny: the command would destroy the system";
+/// A program the analysis cannot name could write anywhere, a disk included.
+const DENY_DISK: &str = "zero-policy: deny: the command would overwrite a disk";
 
 impl World {
     /// Runs an attack: no secret is printed, and it is stopped where `stop` says.
@@ -384,10 +384,12 @@ fn recursive_search_of_the_workspace_finds_no_secret() {
             format!("echo {RAN}; sh -c \"$(printf '%s -r %s .' grep CANARY)\""),
             Stop::Kernel,
         ),
-        // A program the analysis cannot name, given `.`: it could destroy the workspace.
+        // A program the analysis cannot name, given `.`: it could write
+        // anywhere (its deletes are only assumed, so they ask; its writes
+        // could reach a disk, which denies).
         (
             format!("echo {RAN}; g=grep; w=CANARY; $g -r $w . || true"),
-            Stop::Decision(DENY_DESTROY),
+            Stop::Decision(DENY_DISK),
         ),
         (
             format!("echo {RAN}; eval \"$(echo Z3JlcCAtciBDQU5BUlkgLg== | base64 -d)\""),
