@@ -90,6 +90,7 @@ fn envelope(f: &Fixture) -> Envelope {
         unix_sockets: false,
         limits: Limits::default(),
         deny_env: Vec::new(),
+        keep_env: Vec::new(),
     }
 }
 

@@ -132,6 +132,13 @@ impl Builder {
         let sandbox = raw.sandbox.as_ref().and_then(|s| {
             let command = raw.command.as_ref().map_or("", |c| c.value.as_str());
             self.server_sandbox(file, &name, &raw.name, s, command)
+                .map(|mut envelope| {
+                    // What the entry gives the server by name (`env:
+                    // {GITHUB_TOKEN: ${env:GITHUB_TOKEN}}`) it keeps; the
+                    // rest of the gateway's secrets it does not get.
+                    envelope.keep_env = raw.env.keys().cloned().collect();
+                    envelope
+                })
         });
         // A resource read is decided as a read of its URI (docs/gateway.md):
         // the gateway passes `path` for a `file:` URI, `url` for an http(s) one.

@@ -66,13 +66,18 @@ pub struct Envelope {
     /// matches any run, case is ignored): removed before it starts.
     #[serde(default)]
     pub deny_env: Vec<String>,
+    /// Variables the program gets even where `deny_env` names them: those a
+    /// confined MCP server's entry gives it by name.
+    #[serde(default)]
+    pub keep_env: Vec<String>,
 }
 
 impl Envelope {
     /// Whether the variable `name` is one the program does not get.
     #[must_use]
     pub fn denies_env(&self, name: &str) -> bool {
-        self.deny_env.iter().any(|g| env_glob_matches(g, name))
+        !self.keep_env.iter().any(|k| k == name)
+            && self.deny_env.iter().any(|g| env_glob_matches(g, name))
     }
 }
 
@@ -521,5 +526,12 @@ mod tests {
         assert!(!m("A*B*C", "AXXBYY"));
         assert!(m("*", ""));
         assert!(!m("X", ""));
+        let envelope = super::Envelope {
+            deny_env: vec!["*TOKEN*".into()],
+            keep_env: vec!["GITHUB_TOKEN".into()],
+            ..super::Envelope::default()
+        };
+        assert!(!envelope.denies_env("GITHUB_TOKEN"));
+        assert!(envelope.denies_env("NPM_TOKEN"));
     }
 }

@@ -357,6 +357,7 @@ pub fn envelope(cx: &Context<'_>, fx: &Effects) -> Result<Envelope, PlanError> {
             cpu_seconds: e.cpu_seconds,
         },
         deny_env: e.deny_env.clone(),
+        keep_env: Vec::new(),
     };
     for v in [
         &mut env.reads,

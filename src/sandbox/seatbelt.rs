@@ -327,6 +327,7 @@ mod tests {
             unix_sockets: false,
             limits: crate::sandbox::Limits::default(),
             deny_env: Vec::new(),
+            keep_env: Vec::new(),
         }
     }
 

@@ -70,16 +70,26 @@ pub(super) fn limit_processes(max: Option<u64>) -> Result<&'static str, SandboxE
 }
 
 /// Removes the empty cgroups earlier calls left (a populated one refuses, and stays).
+/// Only those of processes that have ended: another call's cgroup is empty from the
+/// moment it is made until its process joins it, and removing it then would fail that
+/// call (a hook's calls run in parallel).
 fn sweep(parent: &Path) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
     for entry in entries.flatten() {
-        if entry
-            .file_name()
+        let name = entry.file_name();
+        let Some(pid) = name
             .to_string_lossy()
-            .starts_with("zero-policy-")
-        {
+            .strip_prefix("zero-policy-")
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        let ended = pid
+            .parse::<u32>()
+            .is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+        if ended {
             let _ = fs::remove_dir(entry.path());
         }
     }
