@@ -8,6 +8,8 @@ pub mod cel;
 pub mod cli;
 pub mod diagnostic;
 pub mod dispatch;
+#[cfg(test)]
+mod docs_block;
 pub mod effects;
 pub mod escape;
 pub mod gateway;

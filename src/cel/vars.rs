@@ -284,32 +284,12 @@ pub fn type_name(ty: Ty) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::expect_used, clippy::panic, reason = "tests")]
     use super::*;
 
-    const BEGIN: &str = "<!-- vars:begin -->\n";
-    const END: &str = "<!-- vars:end -->";
-
-    /// docs/cel.md holds the declarations as [`markdown`] gives them; with
-    /// `ZP_UPDATE_DOCS=1` the test writes them there instead.
+    /// docs/cel.md holds the declarations as [`markdown`] gives them; with `ZP_UPDATE_DOCS=1` the test writes it there instead.
     #[test]
     fn the_documentation_lists_every_declared_field() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cel.md");
-        let doc = std::fs::read_to_string(path).expect("docs/cel.md");
-        let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
-            panic!("docs/cel.md has no {BEGIN:?} … {END:?} block");
-        };
-        let generated = markdown();
-        if std::env::var_os("ZP_UPDATE_DOCS").is_some() {
-            let updated = format!("{}{generated}{}", &doc[..b + BEGIN.len()], &doc[e..]);
-            std::fs::write(path, updated).expect("write docs/cel.md");
-            return;
-        }
-        assert_eq!(
-            &doc[b + BEGIN.len()..e],
-            generated,
-            "docs/cel.md is stale: run `ZP_UPDATE_DOCS=1 cargo test --lib cel::vars`"
-        );
+        crate::docs_block::check("docs/cel.md", "vars", &markdown(), "cel::vars");
     }
 
     #[test]

@@ -156,31 +156,16 @@ impl Serialize for Reason {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::expect_used, clippy::panic, reason = "tests")]
     use super::*;
 
-    const BEGIN: &str = "<!-- reasons:begin -->\n";
-    const END: &str = "<!-- reasons:end -->";
-
-    /// docs/cel.md lists every code as [`Reason::markdown`] gives it;
-    /// with `ZP_UPDATE_DOCS=1` the test writes it there instead.
+    /// docs/cel.md lists every code as [`Reason::markdown`] gives it; with `ZP_UPDATE_DOCS=1` the test writes it there instead.
     #[test]
     fn the_documentation_lists_every_code() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cel.md");
-        let doc = std::fs::read_to_string(path).expect("docs/cel.md");
-        let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
-            panic!("docs/cel.md has no {BEGIN:?} … {END:?} block");
-        };
-        let generated = Reason::markdown();
-        if std::env::var_os("ZP_UPDATE_DOCS").is_some() {
-            let updated = format!("{}{generated}{}", &doc[..b + BEGIN.len()], &doc[e..]);
-            std::fs::write(path, updated).expect("write docs/cel.md");
-            return;
-        }
-        assert_eq!(
-            &doc[b + BEGIN.len()..e],
-            generated,
-            "docs/cel.md is stale: run `ZP_UPDATE_DOCS=1 cargo test --lib effects::reason`"
+        crate::docs_block::check(
+            "docs/cel.md",
+            "reasons",
+            &Reason::markdown(),
+            "effects::reason",
         );
     }
 

@@ -199,32 +199,13 @@ pub fn markdown() -> String {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::expect_used, clippy::panic, reason = "tests")]
+    #![expect(clippy::expect_used, reason = "tests")]
     use super::*;
 
-    const BEGIN: &str = "<!-- tags:begin -->\n";
-    const END: &str = "<!-- tags:end -->";
-
-    /// docs/catalog.md lists every tag as [`markdown`] gives it; with
-    /// `ZP_UPDATE_DOCS=1` the test writes it there instead.
+    /// docs/catalog.md lists every tag as [`markdown`] gives it; with `ZP_UPDATE_DOCS=1` the test writes it there instead.
     #[test]
     fn the_documentation_lists_every_tag() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/catalog.md");
-        let doc = std::fs::read_to_string(path).expect("docs/catalog.md");
-        let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
-            panic!("docs/catalog.md has no {BEGIN:?} … {END:?} block");
-        };
-        let generated = markdown();
-        if std::env::var_os("ZP_UPDATE_DOCS").is_some() {
-            let updated = format!("{}{generated}{}", &doc[..b + BEGIN.len()], &doc[e..]);
-            std::fs::write(path, updated).expect("write docs/catalog.md");
-            return;
-        }
-        assert_eq!(
-            &doc[b + BEGIN.len()..e],
-            generated,
-            "docs/catalog.md is stale: run `ZP_UPDATE_DOCS=1 cargo test --lib effects::tags`"
-        );
+        crate::docs_block::check("docs/catalog.md", "tags", &markdown(), "effects::tags");
     }
 
     #[test]
