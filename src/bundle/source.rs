@@ -397,9 +397,8 @@ fn mark_checked(dir: &Path) {
 /// Writes `name` in `dir` through a file beside it, renamed into place.
 fn write_beside(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("`{}`: {e}", dir.display()))?;
-    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| format!("`{}`: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join(name)).map_err(|e| format!("`{}`: {e}", dir.display()))
+    crate::log::spool::write_replacing(dir, name, bytes)
+        .map_err(|e| format!("`{}`: {e}", dir.join(name).display()))
 }
 
 /// Writes a verified bundle and its signature into `dir`, unless the copy

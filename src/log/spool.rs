@@ -391,8 +391,9 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     builder.create(dir)
 }
 
-/// Writes `name` in `dir` whole: a temporary file renamed over it.
-fn write_replacing(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `name` in `dir` whole, readable by its owner only: a temporary
+/// file beside it renamed over it (the spool, and the bundle cache).
+pub(crate) fn write_replacing(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!(".{name}.{}", std::process::id()));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
